@@ -7,6 +7,14 @@
 // adding, subtracting and halving. Then what a GPU-driven loop's dispatches cost here:
 // 2000 dispatches of a one-workgroup kernel, direct and indirect, in one command buffer
 // each, alternating. Run: node dist/bench/webgpu_loop_probe.js [trips] [rounds]
+//
+// Nested loops: node dist/bench/webgpu_loop_probe.js nested OUTER INNER ROUNDS DIST
+// compiles, with the xlats of the tree whose build is DIST (this tree's `dist`, or a
+// base tree's, to compare with the code before), a loop of OUTER iterations whose body
+// runs a loop of INNER iterations (each adding a constant vector to an f32[10]), runs
+// it once to warm up and ROUNDS times, and prints one line of JSON: wall and CPU times
+// (the process's, SwiftShader's threads included), readbacks and dispatches of the last
+// run. Pair two trees by alternating such processes (docs/benchmarks.md has the loop).
 
 import { cpus, loadavg } from "node:os";
 import { compile } from "../src/compiler/index.js";
@@ -16,8 +24,96 @@ import type { WebGpuExecutable } from "../src/compiler/webgpu/executable.js";
 import { parseHlo } from "../src/text/hlo/index.js";
 import type { HloModule } from "../src/ir/computation.js";
 
-const trips = Number(process.argv[2] ?? 1000);
-const rounds = Number(process.argv[3] ?? 7);
+const nestedMode = process.argv[2] === "nested";
+const trips = nestedMode ? 0 : Number(process.argv[2] ?? 1000);
+const rounds = nestedMode ? 0 : Number(process.argv[3] ?? 7);
+
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+/** The nested loops of OUTER and INNER iterations, `rounds` runs with the compiler of the tree built at `dist`: one line of JSON. */
+async function nestedProbe(outer: number, inner: number, runs: number, dist: string): Promise<void> {
+  const root = new URL(`file://${dist.startsWith("/") ? dist : `${process.cwd()}/${dist}`}/`);
+  const xlats = await import(new URL("src/compiler/index.js", root).href) as typeof import("../src/compiler/index.js");
+  const hlo = await import(new URL("src/text/hlo/index.js", root).href) as typeof import("../src/text/hlo/index.js");
+  const adapter = await import(new URL("src/compiler/webgpu/adapter.js", root).href) as typeof import("../src/compiler/webgpu/adapter.js");
+  const S = "(s32[], f32[10])";
+  const I = "(s32[], f32[10])";
+  const module = hlo.parseHlo(`HloModule nested_loops
+
+inner_cond {
+  p = ${I} parameter(0)
+  j = s32[] get-tuple-element(p), index=0
+  m = s32[] constant(${inner})
+  ROOT lt = pred[] compare(j, m), direction=LT
+}
+
+inner_body {
+  p = ${I} parameter(0)
+  j = s32[] get-tuple-element(p), index=0
+  v = f32[10] get-tuple-element(p), index=1
+  one = s32[] constant(1)
+  j1 = s32[] add(j, one)
+  c = f32[10] constant({1, 2, 3, 4, 5, 6, 7, 8, 9, 10})
+  v1 = f32[10] add(v, c)
+  ROOT t = ${I} tuple(j1, v1)
+}
+
+outer_cond {
+  p = ${S} parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(${outer})
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+
+outer_body {
+  p = ${S} parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  v = f32[10] get-tuple-element(p), index=1
+  z = s32[] constant(0)
+  t0 = ${I} tuple(z, v)
+  w = ${I} while(t0), condition=inner_cond, body=inner_body
+  v1 = f32[10] get-tuple-element(w), index=1
+  one = s32[] constant(1)
+  i1 = s32[] add(i, one)
+  ROOT t = ${S} tuple(i1, v1)
+}
+
+ENTRY main {
+  z = s32[] constant(0)
+  f = f32[] constant(0)
+  zeros = f32[10] broadcast(f), dimensions={}
+  t = ${S} tuple(z, zeros)
+  ROOT w = ${S} while(t), condition=outer_cond, body=outer_body
+}
+`);
+  const exe = await xlats.compile(module, { backend: "webgpu" });
+  const wall: number[] = [];
+  const cpu: number[] = [];
+  let result = "";
+  for (let r = 0; r <= runs; r++) {
+    const started = performance.now();
+    const used = process.cpuUsage();
+    const out = await exe.run([]);
+    const spent = process.cpuUsage(used);
+    if (r > 0) {
+      wall.push(performance.now() - started);
+      cpu.push((spent.user + spent.system) / 1000);
+    }
+    result = out.toString();
+  }
+  const last = exe.lastRun!;
+  console.log(JSON.stringify({
+    dist, outer, inner, runs, load: loadavg()[0]!.toFixed(2), bestMs: Math.min(...wall).toFixed(1), medianMs: median(wall).toFixed(1), cpuMedianMs: median(cpu).toFixed(1),
+    readbacks: last.readbacks, readbackBytes: last.readbackBytes, dispatches: last.dispatches, result: result.replace(/\s+/g, " ").slice(0, 120),
+  }));
+  exe.delete();
+  adapter.releaseGpu();
+}
+
+if (nestedMode) {
+  await nestedProbe(Number(process.argv[3] ?? 100), Number(process.argv[4] ?? 10), Number(process.argv[5] ?? 5), process.argv[6] ?? "dist");
+  process.exit(0);
+}
 
 const STATE = "(s32[], f32[10])";
 const cond = `cond {
@@ -89,8 +185,6 @@ body {
 
 ${loopEntry}
 `);
-
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 /** The module decided by the host (before) and on the GPU (after), alternating round after round; prints both. */
 async function paired(module: HloModule): Promise<void> {

@@ -324,16 +324,22 @@ export async function runControlFlowAsync<L extends NestedList>(
   }
   const s = whileSchedule(step, at);
   for (const c of s.copiesIn) runner.copy(c.from, c.to, c.bytes);
-  const driven = runner.iterate?.(step, s);
-  let k = 0;
-  if (driven !== undefined) k = await driven;
-  else {
-    for (;;) {
-      await run(s.runs[k]!.condition);
-      if ((await runner.scalar(PRED, s.predicate)).readLinear(0) !== true) break;
-      await run(s.runs[k]!.body);
-      k = 1 - k;
-    }
-  }
+  const k = await (runner.iterate?.(step, s) ?? hostIterations(s, 0, runner));
   for (const c of s.copiesOut(k)) runner.copy(c.from, c.to, c.bytes);
+}
+
+/**
+ * A loop's iterations from parity `from` on, its pred read back once an iteration; resolves
+ * to the parity the state ended at. (The GPU executable also goes on so with a loop it
+ * drove until then: gpu_control.ts.)
+ */
+export async function hostIterations<L extends NestedList>(
+  s: WhileSchedule<L>, from: number, runner: Pick<AsyncNestedRunner<L>, "run" | "scalar">,
+): Promise<number> {
+  for (let k = from; ; k = 1 - k) {
+    const { condition, body } = s.runs[k]!;
+    await runner.run(condition.list, condition.parameters, condition.outputs, condition.arena);
+    if ((await runner.scalar(PRED, s.predicate)).readLinear(0) !== true) return k;
+    await runner.run(body.list, body.parameters, body.outputs, body.arena);
+  }
 }

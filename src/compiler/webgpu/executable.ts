@@ -11,7 +11,8 @@
 // interpreter's kernel on them and writes its results into the device's memory), a
 // while loop's count of bodies run, once a batch of iterations, where the GPU drives
 // the loop (gpu_control.ts: a gate kernel turns each pred into the workgroup counts the
-// next kernels are dispatched with), else its predicate (one pred, once an iteration:
+// next kernels are dispatched with; loops nested in it are unrolled into its batch, and
+// the same read carries their report), else its predicate (one pred, once an iteration:
 // the host decides whether to run the body's kernels), and the selector (one pred or
 // s32) of a conditional the host decides; one the GPU decides reads nothing back (a
 // gate kernel turns the selector into the workgroup counts of every branch's kernels,
@@ -41,9 +42,13 @@ import {
 import type { GpuContext } from "./adapter.js";
 import { GpuMemory, readGpuBuffer } from "./memory.js";
 import type { GpuProgram, GpuStep, GpuStepList } from "./program.js";
-import { allSteps, branchRun, describeControlFlow, nestedLists, runControlFlowAsync, type ConditionalStep, type NestedRun, type WhileSchedule } from "../control_flow.js";
 import {
-  bodiesOffset, conditionalGateArguments, controlReadText, controlTemplates, GATE_MODE, GATE_WGSL, loopGateArguments, type GateRegion, type GpuLoop,
+  allSteps, branchRun, describeControlFlow, hostIterations, nestedLists, runControlFlowAsync, whileSchedule, type ByteCopy, type ConditionalStep, type NestedRun, type WhileSchedule,
+  type WhileStep,
+} from "../control_flow.js";
+import {
+  batchCap, batchReport, conditionalGateArguments, controlReadText, controlTemplates, enterGateArguments, exitGateArguments, FIRST_UNROLL, GATE_MODE, GATE_WGSL,
+  iterationDispatches, loopGateArguments, MAX_ITERATION_DISPATCHES, type GateRegion, type GpuConditional, type GpuLoop,
 } from "./gpu_control.js";
 import { DEFAULT_GPU_LIMITS, type GpuLimits } from "./gemm_tiles_wgsl.js";
 
@@ -179,7 +184,22 @@ export interface WebGpuRunStats {
   readonly dispatches: number;
   readonly readbacks: number;
   readonly readbackBytes: number;
+  /** Batches of a GPU-driven loop encoded again because a loop nested in it needed more bodies than were encoded (gpu_control.ts). */
+  readonly reencodedBatches: number;
 }
+
+/**
+ * Where a step list is being encoded: the region whose live workgroup counts its kernels
+ * are dispatched with (none: directly), and the GPU-driven loop whose batch it is part
+ * of, if any, with whether it lies in that loop's body (gpu_control.ts).
+ */
+interface Encoding {
+  readonly region: GateRegion | undefined;
+  readonly root: { readonly loop: GpuLoop; readonly inBody: boolean } | undefined;
+}
+
+/** A list the host runs: kernels dispatched directly, its loops and conditionals decided by their plan. */
+const ON_HOST: Encoding = { region: undefined, root: undefined };
 
 /** One run's command encoding and counts. */
 class RunState {
@@ -189,6 +209,7 @@ class RunState {
   dispatches = 0;
   readbacks = 0;
   readbackBytes = 0;
+  reencodedBatches = 0;
 
   constructor(private readonly device: GpuDevice, readonly options: EvaluateOptions) {
     this.encoder = device.createCommandEncoder();
@@ -217,6 +238,8 @@ export class WebGpuExecutable {
   private bindGroups: { generation: number; buffer: GpuBuffer; kernel: GpuBindGroup; gate: GpuBindGroup | undefined } | undefined;
   /** The words of the loops and conditionals decided on the GPU (gpu_control.ts), with the gate's pipeline; absent where the program has none. */
   private readonly control: { readonly buffer: GpuBuffer; readonly gate: GpuComputePipeline } | undefined;
+  /** Bodies each nested loop is encoded for, where not FIRST_UNROLL (gpu_control.ts: doubled where too few, fitted once its root loop ends). */
+  private readonly unroll = new Map<WhileStep<GpuStepList>, number>();
   private deleted = false;
   /** The run in progress (runs of one executable wait for one another). */
   private running: Promise<void> = Promise.resolve();
@@ -331,7 +354,7 @@ export class WebGpuExecutable {
         const run = new RunState(this.gpu.device, options);
         await this.runList(this.program, args.map((a) => a.offset), outputOffsets, this.region, run);
         run.flush();
-        this.lastRun = { dispatches: run.dispatches, readbacks: run.readbacks, readbackBytes: run.readbackBytes };
+        this.lastRun = { dispatches: run.dispatches, readbacks: run.readbacks, readbackBytes: run.readbackBytes, reencodedBatches: run.reencodedBatches };
       } catch (e) {
         failure = e;
       }
@@ -354,11 +377,12 @@ export class WebGpuExecutable {
 
   /**
    * Encodes (and, around readbacks, runs) a step list with its parameters, outputs and
-   * arena at these offsets; with `gate`, a GPU-driven loop's condition or body or a
-   * GPU-decided conditional's branch, each kernel dispatched with the region's live
-   * workgroup counts.
+   * arena at these offsets; `encoding` says where: the region whose live workgroup
+   * counts its kernels are dispatched with (a GPU-driven loop's condition or body, a
+   * GPU-decided conditional's branch; none: directly), and the GPU-driven loop whose
+   * batch it is part of (its loops are then unrolled, gpu_control.ts).
    */
-  private async runList(list: GpuStepList, parameters: readonly number[], outputs: readonly number[], arena: number, run: RunState, gate?: GateRegion): Promise<void> {
+  private async runList(list: GpuStepList, parameters: readonly number[], outputs: readonly number[], arena: number, run: RunState, encoding: Encoding = ON_HOST): Promise<void> {
     const at = (l: Location): number => {
       switch (l.space) {
         case "parameter": return parameters[l.index]!;
@@ -371,70 +395,147 @@ export class WebGpuExecutable {
     // loops' too (a batch at a time): a runaway loop stops at its deadline, as on the CPUs.
     const deadline = run.options.deadline;
     if (deadline !== undefined && Date.now() > deadline) throw new DeadlineError(`${this.program.module.name}: the run passed its deadline`);
+    const { loops, conditionals } = this.program.control;
+    const onGpu = encoding.region !== undefined || encoding.root !== undefined;
     for (const step of list.steps) {
-      const onGpu = step.kind === "kernel" || step.kind === "copy" || (step.kind === "conditional" && this.program.control.conditionals.has(step));
-      if (gate !== undefined && !onGpu) {
-        throw new ExecutionError(`${this.program.module.name}: ${step.name} (${step.kind}) in a gated list (a bug of gpu_control.ts's plan)`);
-      }
       switch (step.kind) {
-        case "kernel": this.dispatch(step.kernel, step.parameters === undefined ? step.buffers.map(at) : [...step.buffers.map(at), 0, ...step.parameters], run, gate); break;
-        case "copy": this.dispatch(step.kernel, [at(step.from), at(step.to)], run, gate); break;
-        case "host": await this.host(step, at, run); break;
-        case "while": case "conditional":
-          if (step.kind === "conditional" && onGpu) {
-            await this.decideOnGpu(step, at, run, gate);
-            break;
+        case "kernel": this.dispatch(step.kernel, step.parameters === undefined ? step.buffers.map(at) : [...step.buffers.map(at), 0, ...step.parameters], run, encoding.region); continue;
+        case "copy": this.dispatch(step.kernel, [at(step.from), at(step.to)], run, encoding.region); continue;
+        case "conditional": {
+          const c = conditionals.get(step);
+          if (c !== undefined && (!c.holdsLoop || encoding.root !== undefined)) {
+            await this.decideOnGpu(step, c, at, run, encoding);
+            continue;
           }
-          await runControlFlowAsync(step, at, {
-            run: (nested, p, o, a) => this.runList(nested, p, o, a, run),
-            scalar: (shape, offset) => this.readBack(shape, [offset], run),
-            copy: (from, to, bytes) => this.dispatch(this.program.copyKernels.get(bytes)!, [from, to], run),
-            iterate: (loop, schedule) => {
-              const driven = this.program.control.loops.get(loop);
-              return driven === undefined ? undefined : this.iterateOnGpu(driven, schedule, run);
-            },
-          });
           break;
+        }
+        case "while": {
+          const loop = loops.get(step);
+          if (loop !== undefined && encoding.root !== undefined) {
+            await this.unrolled(step, loop, at, run, encoding);
+            continue;
+          }
+          break;
+        }
+        case "host": break;
+      }
+      // A host step, or control flow the host decides or drives: never in a list the GPU decides on.
+      if (onGpu) throw new ExecutionError(`${this.program.module.name}: ${step.name} (${step.kind}) in a list decided on the GPU (a bug of gpu_control.ts's plan)`);
+      if (step.kind === "host") await this.host(step, at, run);
+      else if (step.kind === "while" || step.kind === "conditional") {
+        await runControlFlowAsync(step, at, {
+          run: (nested, p, o, a) => this.runList(nested, p, o, a, run),
+          scalar: (shape, offset) => this.readBack(shape, [offset], run),
+          copy: (from, to, bytes) => this.dispatch(this.program.copyKernels.get(bytes)!, [from, to], run),
+          iterate: (w, schedule) => {
+            const driven = loops.get(w);
+            return driven === undefined ? undefined : this.iterateOnGpu(w, driven, schedule, run);
+          },
+        });
       }
     }
   }
+
+  /** The bodies a nested loop is encoded for each time it is reached (gpu_control.ts; kept across runs). */
+  private readonly unrollOf = (w: WhileStep<GpuStepList>): number => this.unroll.get(w) ?? FIRST_UNROLL;
 
   /**
    * Runs a GPU-driven loop's iterations (gpu_control.ts) in batches of 1, 2, 4, ... up to
    * its cap: iteration i of a batch binds the state at parity (bodies + i) mod 2, as if
    * every body before it ran; the gates make the iterations past the loop's end
-   * dispatch nothing. Resolves to the parity the state ended at.
+   * dispatch nothing. Where a nested loop needed more bodies than were encoded, the
+   * batch stopped at that iteration: it is encoded again from there, with twice as
+   * many; where an iteration would then encode too many dispatches, the rest of the
+   * loop reads its pred back once an iteration. Resolves to the parity the state ended at.
    */
-  private async iterateOnGpu(loop: GpuLoop, s: WhileSchedule<GpuStepList>, run: RunState): Promise<number> {
-    const encode = (r: NestedRun<GpuStepList>, gated: boolean): Promise<void> => this.runList(r.list, r.parameters, r.outputs, r.arena, run, gated ? loop.region : undefined);
+  private async iterateOnGpu(step: WhileStep<GpuStepList>, loop: GpuLoop, s: WhileSchedule<GpuStepList>, run: RunState): Promise<number> {
+    const encode = (r: NestedRun<GpuStepList>, region: GateRegion | undefined, inBody: boolean): Promise<void> =>
+      this.runList(r.list, r.parameters, r.outputs, r.arena, run, { region, root: { loop, inBody } });
     let bodies = 0;
-    for (let batch = 1; ; batch = Math.min(2 * batch, loop.maxBatch)) {
+    const report = batchReport(loop);
+    // The most bodies each nested loop ran in a batch, plus one (zero: not reached).
+    const reached = loop.reported.map(() => 0);
+    // The rest of the loop, its pred read back once an iteration (its nested loops then roots of their own).
+    const onHost = (): Promise<number> =>
+      hostIterations(s, bodies % 2, { run: (nested, p, o, a) => this.runList(nested, p, o, a, run), scalar: (shape, offset) => this.readBack(shape, [offset], run) });
+    for (let batch = 1; ; batch *= 2) {
+      const dispatches = iterationDispatches(step, this.unrollOf);
+      if (dispatches > MAX_ITERATION_DISPATCHES) return onHost();
+      batch = Math.min(batch, batchCap(dispatches));
+      // What the nested loops report (their bodies, the abort word): zero before each batch (the one before was read back complete).
+      if (loop.nestsLoops) this.gpu.device.queue.writeBuffer(this.control!.buffer, report.word * 4, new Uint32Array(report.words));
       for (let i = 0; i < batch; i++) {
         const { condition, body } = s.runs[(bodies + i) % 2]!;
         // A batch starts while the loop runs: its first condition needs no gate.
-        await encode(condition, i > 0 && !loop.conditionUngated);
-        this.gate(loopGateArguments(loop, s.predicate, i > 0 ? GATE_MODE.continue : bodies === 0 ? GATE_MODE.fresh : GATE_MODE.batch), run);
-        await encode(body, true);
+        await encode(condition, i > 0 && !loop.conditionUngated ? loop.region : undefined, false);
+        this.gate(loopGateArguments(loop, s.predicate, i > 0 ? GATE_MODE.continue : GATE_MODE.fresh, undefined, loop), run);
+        await encode(body, loop.region, true);
       }
-      const ran = await this.readBodies(loop, run);
+      const words = await this.readReport(loop, run);
+      const reported = loop.reported.length;
+      const ran = words[loop.nestsLoops ? reported + 1 : 0]!;
+      const abortedBy = loop.nestsLoops ? words[reported + 2]! : 0;
       if (ran > batch) throw new ExecutionError(`${this.program.module.name}: a loop's gate counted ${ran} bodies in a batch of ${batch} (a bug of gpu_control.ts)`);
       bodies += ran;
-      if (ran < batch) return bodies % 2;
+      if (abortedBy === 0) loop.reported.forEach((_, i) => (reached[i] = Math.max(reached[i]!, words[i]!)));
+      else {
+        run.reencodedBatches++;
+        const stopped = this.program.control.loopsByWord.get(abortedBy - 1);
+        if (stopped === undefined) throw new ExecutionError(`${this.program.module.name}: a loop's batch stopped for an unknown loop (word ${abortedBy - 1}; a bug of gpu_control.ts)`);
+        const more = 2 * this.unrollOf(stopped);
+        // Kept only below the cap: a run that needs more falls back to the host for this loop, not every later run.
+        if (iterationDispatches(step, (w) => (w === stopped ? more : this.unrollOf(w))) <= MAX_ITERATION_DISPATCHES) this.unroll.set(stopped, more);
+        else return onHost();
+        // The batch is encoded again with as many iterations (the loop's doubling undone).
+        batch /= 2;
+      }
+      if (abortedBy === 0 && ran < batch) {
+        // Each nested loop reached is encoded, the next time this loop runs, for a quarter more than the most bodies it ran (one at least), where that
+        // is fewer: its count shrinks between runs of the loop, never within one (where a small batch would make the next too few again).
+        loop.reported.forEach((w, i) => {
+          const fit = Math.max(1, Math.ceil(1.25 * (reached[i]! - 1)));
+          if (reached[i]! > 0 && fit < this.unrollOf(w)) this.unroll.set(w, fit);
+        });
+        return bodies % 2;
+      }
     }
+  }
+
+  /**
+   * Encodes a loop inside a GPU-driven loop's batch, unrolled (gpu_control.ts): its enter
+   * gate, its copies in, K iterations and one more condition and gate, its exit gate and
+   * its copies out (run where it ended at odd parity). Iteration i binds the state at
+   * parity i mod 2; nothing is read back.
+   */
+  private async unrolled(step: WhileStep<GpuStepList>, loop: GpuLoop, at: (l: Location) => number, run: RunState, encoding: Encoding): Promise<void> {
+    const root = encoding.root!;
+    const s = whileSchedule(step, at);
+    const k = this.unrollOf(step);
+    const inside: Encoding = { region: loop.region, root };
+    const copy = (c: ByteCopy, region: GateRegion): void => this.dispatch(this.program.copyKernels.get(c.bytes)!, [c.from, c.to], run, region);
+    this.gate(enterGateArguments(loop, encoding.region, root.loop), run);
+    for (const c of s.copiesIn) copy(c, loop.region);
+    for (let i = 0; i <= k; i++) {
+      const { condition, body } = s.runs[i % 2]!;
+      await this.runList(condition.list, condition.parameters, condition.outputs, condition.arena, run, loop.conditionUngated ? { region: undefined, root } : inside);
+      this.gate(loopGateArguments(loop, s.predicate, GATE_MODE.continue, encoding.region, root.loop), run);
+      if (i < k) await this.runList(body.list, body.parameters, body.outputs, body.arena, run, inside);
+    }
+    this.gate(exitGateArguments(step, loop, encoding.region, root.loop, root.inBody), run);
+    for (const c of s.copiesOut(1)) copy(c, loop.copyOut!);
   }
 
   /**
    * Encodes a conditional the GPU decides (gpu_control.ts): its gate, then every branch's
    * kernels over the counts of its region, which the gate zeroed but for the branch the
-   * selector picks (and for that one too where `enclosing`, the region the conditional
-   * lies in, is off). Nothing is read back.
+   * selector picks (and for that one too where the region the conditional lies in is
+   * off, or its root loop's batch stopped). Nothing is read back.
    */
-  private async decideOnGpu(step: ConditionalStep<GpuStepList>, at: (l: Location) => number, run: RunState, enclosing: GateRegion | undefined): Promise<void> {
-    const c = this.program.control.conditionals.get(step)!;
-    this.gate(conditionalGateArguments(c, at(step.selector!.at), enclosing), run);
+  private async decideOnGpu(step: ConditionalStep<GpuStepList>, c: GpuConditional, at: (l: Location) => number, run: RunState, encoding: Encoding): Promise<void> {
+    this.gate(conditionalGateArguments(c, at(step.selector!.at), encoding.region, encoding.root?.loop), run);
     for (let b = 0; b < step.branches.length; b++) {
       const r = branchRun(step, at, b);
-      await this.runList(r.list, r.parameters, r.outputs, r.arena, run, c.regions[b]!);
+      await this.runList(r.list, r.parameters, r.outputs, r.arena, run, { region: c.regions[b]!, root: encoding.root });
     }
   }
 
@@ -448,14 +549,19 @@ export class WebGpuExecutable {
     run.dispatches++;
   }
 
-  /** The bodies a GPU-driven loop ran in its last batch: one u32 read back once the batch has run. */
-  private async readBodies(loop: GpuLoop, run: RunState): Promise<number> {
+  /**
+   * What a GPU-driven loop's last batch reports (gpu_control.ts batchReport): the bodies
+   * it ran and, where it nests loops, the most bodies each ran and the abort word; one
+   * read once the batch has run.
+   */
+  private async readReport(loop: GpuLoop, run: RunState): Promise<Uint32Array> {
     run.flush();
+    const report = batchReport(loop);
+    const words = new Uint32Array(report.words);
     run.readbacks++;
-    run.readbackBytes += 4;
-    const count = new Uint32Array(1);
-    await readGpuBuffer(this.gpu.device, this.control!.buffer, bodiesOffset(loop), new Uint8Array(count.buffer));
-    return count[0]!;
+    run.readbackBytes += words.byteLength;
+    await readGpuBuffer(this.gpu.device, this.control!.buffer, report.word * 4, new Uint8Array(words.buffer));
+    return words;
   }
 
   /** Encodes one kernel over buffers at `offsets` into the run's compute pass; with `gate`, with the region's live counts for its shape. */
@@ -466,7 +572,11 @@ export class WebGpuExecutable {
     run.pass.setPipeline(this.pipelines[kernel]!);
     run.pass.setBindGroup(0, this.currentBindGroups().kernel, [slot * ARGUMENT_SLOT]);
     if (gate === undefined) run.pass.dispatchWorkgroups(k.workgroups[0], k.workgroups[1]);
-    else run.pass.dispatchWorkgroupsIndirect(this.control!.buffer, gate.indirectOffset.get(kernel)!);
+    else {
+      const offset = gate.indirectOffset.get(kernel);
+      if (offset === undefined) throw new ExecutionError(`${this.program.module.name}: kernel ${kernel} dispatched in a region without its workgroup counts (a bug of gpu_control.ts's plan)`);
+      run.pass.dispatchWorkgroupsIndirect(this.control!.buffer, offset);
+    }
     run.dispatches++;
   }
 
@@ -609,12 +719,12 @@ export function dumpGpuProgram(program: GpuProgram, adapter?: string): string {
     const output = program.outputAliases.indexOf(leaf);
     lines.push(`// donated parameter${leaf}: ${output < 0 ? "no output (freed after the run)" : `holds output${output}`}`);
   });
-  dumpSteps(program, program, "", lines);
+  dumpSteps(program, program, "", lines, false);
   return lines.join("\n");
 }
 
-/** The steps of a list, a nested list's indented under its control-flow step. */
-function dumpSteps(program: GpuProgram, list: GpuStepList, indent: string, lines: string[]): void {
+/** The steps of a list, a nested list's indented under its control-flow step; `inGpuLoop`: the list lies in a GPU-driven loop. */
+function dumpSteps(program: GpuProgram, list: GpuStepList, indent: string, lines: string[], inGpuLoop: boolean): void {
   for (const s of list.steps) {
     switch (s.kind) {
       case "kernel": {
@@ -628,11 +738,12 @@ function dumpSteps(program: GpuProgram, list: GpuStepList, indent: string, lines
       case "host": lines.push(`${indent}host ${s.name} (${s.why}): ${s.operands.map((ls) => ls.map(locationText).join("+")).join(", ")} -> ${s.results.map(locationText).join(", ")}`); break;
       case "while": case "conditional": {
         // What the host reads back to decide (the one readback control flow makes), or that the GPU decides.
-        const reads = controlReadText(program.control, s);
+        const reads = controlReadText(program.control, s, inGpuLoop);
         lines.push(`${indent}${describeControlFlow(s, locationText)}${reads}`);
+        const inside = inGpuLoop || (s.kind === "while" && program.control.loops.has(s));
         for (const { role, list: nested } of nestedLists(s)) {
           lines.push(`${indent}  ${role} ${nested.name} (nested steps, arena ${nested.arenaBytes} bytes):`);
-          dumpSteps(program, nested, `${indent}    `, lines);
+          dumpSteps(program, nested, `${indent}    `, lines, inside);
         }
         break;
       }

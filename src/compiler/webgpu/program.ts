@@ -128,7 +128,7 @@ export function planGpuProgram(program: Computation | HloModule, options: Compil
     ...(options.dumpAfterEach !== undefined ? { dump: options.dumpAfterEach } : {}),
   });
   const steps = planProgramSteps(module, limits, subgroups);
-  return { ...steps, control: planGpuControl(steps, steps.kernels, gpuControlAllowed()), module, log, limits, subgroups };
+  return { ...steps, control: planGpuControl(steps, gpuControlAllowed()), module, log, limits, subgroups };
 }
 
 function outputFusionProblem(fused: Computation, limits: GpuLimits): string | undefined {

@@ -169,7 +169,7 @@ test("a trip count from a parameter: 0, 1, 2 and around the batches' ends (63, 6
   }
 });
 
-// An outer loop (host-driven: its body holds a loop) whose inner loop (GPU-driven) runs 3i+1 times in outer iteration i.
+// An outer loop whose inner loop runs 3i+1 times in outer iteration i: both GPU-driven, the inner unrolled into the outer's batches.
 const NESTED = `HloModule nested_loops
 
 inner_cond {
@@ -239,20 +239,27 @@ test("a runaway loop stops at the run's deadline with a DeadlineError, GPU-drive
   }
 });
 
-test("nested loops: the outer (a loop in its body) reads its pred each iteration, the inner runs GPU-driven each time", { skip }, async () => {
+test("nested loops: the inner loop is unrolled into the outer's batches;  a batch where it needed more bodies is encoded again, one 16-byte read a batch", { skip }, async () => {
   const module = parseHlo(NESTED);
   const exes = await compileBoth(module);
   try {
     const dump = exes.gpu.dump();
-    assert.match(dump, /while \S+: .*the host reads the predicate back once an iteration \(1 element\): its body has a nested loop \(while /);
-    assert.match(dump, /^\s+while \S+: .*GPU-driven/m);
+    assert.match(dump, /^while \S+: .*GPU-driven: .*the host reads back one u32 a batch \(the bodies run\) and one more \(whether a loop in it needed more bodies/m);
+    assert.match(dump, /^\s+while \S+: .*unrolled into the enclosing GPU-driven loop's batch: an enter gate, 8 iterations each time it is reached/m);
     const x = Literal.fromValues("f32", [10], C.map((c) => 2 * c));
-    const { got, gpuReads, hostReads } = await runAll(exes, module, [x]);
     const inner = [1, 4, 7, 10];
-    assert.deepEqual(got[1]!.values(), C.map((c) => 24 * c));
-    // Five outer preds, and the inner loop's batches in each outer iteration.
-    assert.equal(gpuReads, 5 + inner.reduce((s, m) => s + gpuLoopBatches(m), 0));
-    assert.equal(hostReads, 5 + inner.reduce((s, m) => s + m + 1, 0));
+    for (const round of [0, 1]) {
+      const { got, gpuReads, hostReads } = await runAll(exes, module, [x], round === 0);
+      assert.deepEqual(got[1]!.values(), C.map((c) => 24 * c));
+      const stats = exes.gpu.lastRun!;
+      // The outer loop's batches of 1, 2 and 4 iterations; in the first run the fourth outer iteration's inner loop (10 bodies) needs more than 8: that batch again, with 16.
+      assert.equal(stats.reencodedBatches, round === 0 ? 1 : 0);
+      assert.equal(gpuReads, 3 + stats.reencodedBatches);
+      // Every read is a batch's report (the inner loop's most bodies, the flag, the count, the abort word): nothing of the inner loop is read back.
+      assert.equal(stats.readbackBytes, 16 * gpuReads);
+      // Read back by the host: five outer preds, and every inner pred.
+      if (hostReads !== undefined) assert.equal(hostReads, 5 + inner.reduce((s, m) => s + m + 1, 0));
+    }
   } finally {
     exes.gpu.delete();
     exes.host.delete();
@@ -261,9 +268,9 @@ test("nested loops: the outer (a loop in its body) reads its pred each iteration
 
 test("the plan says which loops the GPU drives without a device; XLATS_WEBGPU_GPU_LOOPS=0 turns them off", () => {
   const on = planGpuProgram(parseHlo(NESTED), {});
-  assert.equal(on.control.loops.size, 1);
-  assert.equal(on.control.hostDecided.size, 1);
-  assert.match(dumpGpuProgram(on), /GPU-driven: batches of 1, 2, 4, \.\.\. up to 64 iterations, its body's kernels \(the condition's, one workgroup each, directly\) dispatched indirectly .* \(1 workgroup shape\(s\)\)/);
+  assert.equal(on.control.loops.size, 2);
+  assert.equal(on.control.hostDecided.size, 0);
+  assert.match(dumpGpuProgram(on), /GPU-driven: batches of 1, 2, 4, \.\.\. up to 45 iterations, its body's kernels \(the condition's, one workgroup each, directly\) dispatched indirectly .* \(1 workgroup shape\(s\)\)/);
   process.env["XLATS_WEBGPU_GPU_LOOPS"] = "0";
   try {
     const off = planGpuProgram(parseHlo(NESTED), {});
