@@ -159,6 +159,12 @@ export interface GemmTarget {
    *   tiles), its patch rows padded to 16 bytes.
    */
   readonly blocking: "row-panels" | "l2-blocks";
+  /**
+   * A second tile of the target's GEMM microkernels ("l2-blocks" only), of fewer rows
+   * and more vectors (avx512: 8 x 3 beside 14 x 2), which gemmTiling takes unless the
+   * first one pads fewer rows of C (gemmTile). Convolutions keep the first.
+   */
+  readonly altTile?: { readonly rows: number; readonly vectors: number };
 }
 
 /** Tile shape and cache blocking of one GEMM kernel (all sizes in elements). */
@@ -202,17 +208,35 @@ export const depthBlock = (type: GemmElement): number => (type === "f32" ? 256 :
 /** The tiling of a spec on a target: its register tile; a kc x nr B panel stays in L1 and the kc x nc block in L2. */
 export function gemmTiling(spec: GemmSpec, target: GemmTarget): GemmTiling {
   const type = spec.elementType;
-  const nr = target.tileVectors * vectorLanes(target, type);
   if (target.blocking === "row-panels") {
+    const nr = target.tileVectors * vectorLanes(target, type);
     const mr = Math.max(1, Math.min(target.tileRows, spec.m));
     return { mr, nrVectors: target.tileVectors, kc: depthBlock(type), nc: roundUp(Math.min(512, Math.max(spec.n, 1)), nr) };
   }
   const kc = Math.max(1, Math.min(spec.k, depthBlock(type)));
   const es = gemmElementBytes(type);
-  const nc = roundUp(Math.min(Math.max(spec.n, 1), Math.floor(L2_BLOCK_BYTES / (kc * es))), nr);
-  const mr = target.tileRows;
+  const { rows: mr, vectors } = gemmTile(spec, target);
+  const nr = vectors * vectorLanes(target, type);
+  // Whole panels, at most L2_BLOCK_BYTES of them (panels of 48 columns: 480 of a kc of 256, where rounding up made 528, 540 KiB).
+  const nc = roundUp(Math.min(Math.max(spec.n, 1), Math.max(nr, Math.floor(L2_BLOCK_BYTES / (kc * es * nr)) * nr)), nr);
   const mc = mr * Math.max(1, Math.min(Math.ceil(spec.m / mr), Math.floor(L2_A_BLOCK_BYTES / (kc * es * mr))));
-  return { mr, nrVectors: target.tileVectors, kc, nc, mc };
+  return { mr, nrVectors: vectors, kc, nc, mc };
+}
+
+/**
+ * The register tile of an "l2-blocks" GEMM: the target's altTile unless its first tile
+ * pads fewer of C's rows (ceil(m / rows) x rows; columns pad alike, to whole vectors,
+ * since a last part of a panel is computed for its vectors only). On avx512 the 8 x 48
+ * tile ran 0-7% faster than 14 x 32 on whole tiles, and 64 and 128 rows are whole tiles
+ * of 8 where 14 leaves a tail of 8 or 2 rows (docs/benchmarks.md, "The 8x48 tile,
+ * session 47"); 14, 28 or 42 rows keep 14 x 32.
+ */
+export function gemmTile(spec: GemmSpec, target: GemmTarget): { readonly rows: number; readonly vectors: number } {
+  const first = { rows: target.tileRows, vectors: target.tileVectors };
+  const alt = target.altTile;
+  if (alt === undefined || target.blocking !== "l2-blocks") return first;
+  const padded = (rows: number): number => Math.ceil(Math.max(spec.m, 1) / rows) * rows;
+  return padded(first.rows) < padded(alt.rows) ? first : alt;
 }
 
 /** Parallel units a kernel should offer at least (when its shape allows), for up to 16 threads. */
