@@ -463,7 +463,8 @@ const PACK_B_GROUP = 32;
  * nr columns (kl x nr each, k-major, one after the other), zero past column jn; PACK_B_GROUP
  * panels at a time, row after row, where bLine is 1. `columns8` (B stored [n][k], bK 1:
  * the keys of attention's q·Kᵀ): the family's helper `<prefix>_b_pack_a8` packing 8
- * columns by 8 steps of k at once by a register transpose, for whole panels; the rest
+ * columns by 8 steps of k at once by a register transpose, for panels of whole groups of 8
+ * columns (zeros past them); the rest
  * element by element, as B down its columns would be.
  */
 export function packBSource(t: string, p: string, nr: number, bK: number, bLine: number, columns8?: { helper: string; attribute: string }): string {
@@ -475,9 +476,11 @@ static ${columns8 === undefined ? "" : `${columns8.attribute} `}void ${p}_pack_b
   for (int64_t q0 = 0; q0 < jn; q0 += ${group}) {
     int64_t qe = q0 + ${group} < jn ? q0 + ${group} : jn;
     int64_t pp = 0;
-    ${columns8 === undefined ? "" : `/* A whole panel: 8 columns by 8 steps at a time, then the last steps below. */
-    if (qe - q0 == ${nr}) for (; pp + 8 <= kl; pp += 8) for (int g = 0; g < ${nr / 8}; g++)
-      ${p}_b_pack_a8(b + p0 + pp + (j0 + q0 + g * 8) * ${bLine}, ${bLine}, dst + q0 * kl + pp * ${nr} + g * 8);
+    ${columns8 === undefined ? "" : `/* A panel of whole groups of 8 columns (a last one of 16 or 32 of 48: attention's n = 64, 128): 8 columns by 8 steps at a time, zeros past them, then the last steps below. */
+    if ((qe - q0) % 8 == 0) for (; pp + 8 <= kl; pp += 8) {
+      for (int64_t g = 0; g < (qe - q0) / 8; g++) ${p}_b_pack_a8(b + p0 + pp + (j0 + q0 + g * 8) * ${bLine}, ${bLine}, dst + q0 * kl + pp * ${nr} + g * 8);
+      for (int s = 0; s < 8; s++) for (int64_t j = qe - q0; j < ${nr}; j++) dst[q0 * kl + (pp + s) * ${nr} + j] = 0;
+    }
     `}for (; pp < kl; pp++) {
       for (int64_t q = q0; q < qe; q += ${nr}) {
         int64_t w = jn - q < ${nr} ? jn - q : ${nr};
