@@ -215,10 +215,15 @@ export function gemmTiling(spec: GemmSpec, target: GemmTarget): GemmTiling {
   }
   const kc = Math.max(1, Math.min(spec.k, depthBlock(type)));
   const es = gemmElementBytes(type);
-  const { rows: mr, vectors } = gemmTile(spec, target);
+  const tile = gemmTile(spec, target);
+  const { rows: mr, vectors } = tile;
   const nr = vectors * vectorLanes(target, type);
-  // Whole panels, at most L2_BLOCK_BYTES of them (panels of 48 columns: 480 of a kc of 256, where rounding up made 528, 540 KiB).
-  const nc = roundUp(Math.min(Math.max(spec.n, 1), Math.max(nr, Math.floor(L2_BLOCK_BYTES / (kc * es * nr)) * nr)), nr);
+  // Whole panels, at most L2_BLOCK_BYTES of them; half that for the altTile, whose blocks of
+  // 240 columns (kc 256, panels of 48) ran the MLP's and the prefill's products 0-4% faster
+  // than 480 at one thread and the MLP 8-10% faster at two (a chunk of 64 x 1024's B under
+  // 1 MiB, which a split call may cut: gemmBalance), docs/benchmarks.md, "The 8x48 tile, session 47".
+  const blockBytes = tile === target.altTile ? L2_BLOCK_BYTES / 2 : L2_BLOCK_BYTES;
+  const nc = roundUp(Math.min(Math.max(spec.n, 1), Math.max(nr, Math.floor(blockBytes / (kc * es * nr)) * nr)), nr);
   const mc = mr * Math.max(1, Math.min(Math.ceil(spec.m / mr), Math.floor(L2_A_BLOCK_BYTES / (kc * es * mr))));
   return { mr, nrVectors: vectors, kc, nc, mc };
 }
