@@ -488,7 +488,7 @@ static ${columns8 === undefined ? "" : `${columns8.attribute} `}void ${p}_pack_b
         ${t} *restrict d = dst + q * kl + pp * ${nr};
         ${bLine === 1
     ? `if (w == ${nr}) { for (int j = 0; j < ${nr}; j++) d[j] = src[j]; }
-        else { for (int j = 0; j < ${nr}; j++) d[j] = j < w ? src[j] : 0; }`
+        else { int64_t j = 0; for (; j < w; j++) d[j] = src[j]; for (; j < ${nr}; j++) d[j] = 0; }`
     : `for (int j = 0; j < ${nr}; j++) d[j] = j < w ? src[(int64_t)j * ${bLine}] : 0;`}
       }
     }
