@@ -7,7 +7,8 @@
 // a constant; on avx2, B stored by rows is packed a panel at a time by the first tile
 // of rows that reads it, packsBInTiles), then for each block of mc rows of C
 // (tiling.mc), A is packed into mr-row panels (the mc x kc block stays in L2; where the
-// rows are one block, once a call for all its blocks of columns, keepsPackedA), and
+// rows are one block, once a call for all its blocks of columns, keepsPackedA; avx512's
+// 8-row tile reads a row-major A where it lies instead, readsAInPlace), and
 // each panel of B in turn (kc x nr, in L1) is multiplied with every panel of A of the
 // block: a microkernel keeps the mr x nr tile of C in vector registers over the kc
 // steps (a broadcast of A and nr/lanes loads of B per step, fused multiply-adds). So
@@ -15,8 +16,9 @@
 // fits one block (GPT-2's prefill, 128 rows; the MLP's batch of 64), however cold B is. Panels are zero-padded, so the microkernel
 // always computes whole tiles; tiles past the edges of C go through a tile buffer, except
 // the last tile of rows where the family has microkernels of fewer rows (rowTailSource,
-// wideRowTailSource), and a last panel of at most a vector's columns is computed for that
-// vector only (firstVectorSource).
+// wideRowTailSource), and a last part of a panel is computed for the vectors that hold its
+// columns only (partialPanelSource), straight into C where the family masks its last
+// vector's loads and stores (avx512).
 //
 // Accumulation: in the element type, for each element of C sequentially over k within
 // a block of kc steps (fused multiply-add where the family has it: every x86 family

@@ -83,7 +83,7 @@ test("native gemm: the avx2 family's A packer and prefetch, and every family's r
     const mr = family.target.tileRows, nr = family.target.tileVectors * family.target.vectorBytes / 4;
     for (let m = 2 * mr; m < 3 * mr; m++) {
       // n: 1, 2 and 3 whole panels, and 2 and a part (tails of 1-3 rows take whole panels in pairs, wideRowTailSource);
-      // a last panel of at most a vector's columns (firstVectorSource): 2 panels and 5 columns, 10 columns (A read in place, or packed where transposed).
+      // a last part of a panel (partialPanelSource): 2 panels and 5 columns, 10 columns (A read in place, or packed where transposed).
       for (const [n, k] of [[nr, 8], [2 * nr + 5, 23], [2 * nr, 264], [nr, 7], [3 * nr, 9], [10, 40]] as const) {
         for (const lhsTransposed of [false, true]) {
           const spec: GemmSpec = { elementType: "f32", batch: 1, m, n, k, lhsTransposed };
