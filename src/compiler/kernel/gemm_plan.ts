@@ -234,12 +234,13 @@ export function gemmTiling(spec: GemmSpec, target: GemmTarget): GemmTiling {
  * since a last part of a panel is computed for its vectors only). On avx512 the 8 x 48
  * tile ran 0-7% faster than 14 x 32 on whole tiles, and 64 and 128 rows are whole tiles
  * of 8 where 14 leaves a tail of 8 or 2 rows (docs/benchmarks.md, "The 8x48 tile,
- * session 47"); 14, 28 or 42 rows keep 14 x 32.
+ * session 47"); 14, 28 or 42 rows keep 14 x 32, and f64 products.
  */
 export function gemmTile(spec: GemmSpec, target: GemmTarget): { readonly rows: number; readonly vectors: number } {
   const first = { rows: target.tileRows, vectors: target.tileVectors };
   const alt = target.altTile;
-  if (alt === undefined || target.blocking !== "l2-blocks") return first;
+  // f32 only: the tiles were measured on f32 (f64 keeps the first, unmeasured either way).
+  if (alt === undefined || target.blocking !== "l2-blocks" || spec.elementType !== "f32") return first;
   const padded = (rows: number): number => Math.ceil(Math.max(spec.m, 1) / rows) * rows;
   return padded(first.rows) < padded(alt.rows) ? first : alt;
 }

@@ -3,8 +3,8 @@
 // held in vector registers (accumulators + B vectors + one broadcast of A fit the
 // register file):
 //
-//   avx512    32 zmm: 14 x 2 vectors (f32 14 x 32, f64 14 x 16), and for GEMMs whose
-//             rows it pads less (64, 128) 8 x 3 (f32 8 x 48), intrinsics, FMA
+//   avx512    32 zmm: 14 x 2 vectors (f32 14 x 32, f64 14 x 16), and for f32 GEMMs whose
+//             rows it pads less (64, 128) 8 x 3 (8 x 48), intrinsics, FMA
 //   avx2      16 ymm (with FMA): 6 x 2 vectors (f32 6 x 16, f64 6 x 8), intrinsics
 //   neon      32 q registers: 8 x 3 vectors of 16 bytes (f32 8 x 12), GCC/Clang vector
 //             extensions, which both compile to NEON fused multiply-adds on aarch64
@@ -56,8 +56,9 @@
 // its end, 8 x 48 (8 rows x 3 vectors: no row tail at 64 or 128 rows) read 0-7% faster
 // than 14 x 32 on the prefill's shapes, not yet adopted (n = 64 or 128 leaves a part of
 // a 48-column panel).
-// Session 47 adopted it as the GEMM's altTile (gemm_plan's gemmTile: taken unless 14 x 32
-// pads fewer rows of C; convolutions keep 14 x 32), with three things that make it pay:
+// Session 47 adopted it as the f32 GEMM's altTile (gemm_plan's gemmTile: taken unless 14 x
+// 32 pads fewer rows of C; convolutions and f64, not measured, keep 14 x 2 vectors), with
+// three things that make it pay:
 // - a last part of a panel (attention's n = 64 and 128: 16 and 32 of 48 columns; the
 //   MLP's 1024 = 21 x 48 + 16, its 10 outputs) is computed for its vectors only, the
 //   last one loaded and stored through an AVX-512 mask, straight into C
@@ -68,8 +69,8 @@
 // Every element is the same FMA chain over k in both tiles, so the products are the same
 // bit for bit (test/compiler/native/gemm.test.ts). Paired with 14 x 32 at real-time
 // priority (docs/benchmarks.md, "The 8x48 tile, session 47"): the prefill 3-8% less CPU
-// time at one thread and 8-12% less at two, the encoder 3-9% less at one thread; the MLP
-// 1-3% at one thread (one pair 11%), 10% at two.
+// time at one thread and 8-12% less at two, the encoder 3-9% less at one thread (0-3% more
+// at two, within the noise); the MLP 1-3% at one thread (one pair 11%), 10% at two.
 // A prefetch is a hint: one past the end of B touches nothing and never faults.
 
 import { gemmElementBytes, type GemmElement, type GemmTarget, type GemmTiling } from "../kernel/gemm_plan.js";

@@ -24,7 +24,8 @@ test("the register tiles each target measured best", () => {
   for (const [name, target] of TARGETS) {
     const s = planGemm(spec, target);
     assert.deepEqual([s.tiling.mr, s.nr], want[name], name);
-    assert.equal(planGemm({ ...spec, elementType: "f64" }, target).nr, want[name]![1] / 2, `${name} f64`);
+    // f64: the same tiles, but avx512's first (its 8 x 48 was measured on f32 only): 14 x 16.
+    assert.equal(planGemm({ ...spec, elementType: "f64" }, target).nr, name === "avx512" ? 16 : want[name]![1] / 2, `${name} f64`);
   }
   // 42 rows: three whole tiles of 14, 48 in tiles of 8; 27 rows: 28 against 32; 56: 56 each, the 8 x 48 tile.
   const avx512 = familyByName("avx512").target;
