@@ -166,6 +166,12 @@ export interface GemmTarget {
    * "row-panels" kernels (WebAssembly, which cannot ask the machine) keep their fixed sizes.
    */
   readonly caches?: CpuCaches;
+  /**
+   * A second tile of the target's GEMM microkernels ("l2-blocks" only), of fewer rows
+   * and more vectors (avx512: 8 x 3 beside 14 x 2), which gemmTiling takes unless the
+   * first one pads fewer rows of C (gemmTile). Convolutions keep the first.
+   */
+  readonly altTile?: { readonly rows: number; readonly vectors: number };
 }
 
 /** Sizes in bytes of a core's level 1 data cache and level 2 cache (its own, or its share). */
@@ -247,18 +253,44 @@ export const depthBlock = (type: GemmElement, caches: CpuCaches, nr: number): nu
 /** The tiling of a spec on a target: its register tile; a kc x nr B panel stays in L1 and the kc x nc block in L2. */
 export function gemmTiling(spec: GemmSpec, target: GemmTarget): GemmTiling {
   const type = spec.elementType;
-  const nr = target.tileVectors * vectorLanes(target, type);
   if (target.blocking === "row-panels") {
+    const nr = target.tileVectors * vectorLanes(target, type);
     const mr = Math.max(1, Math.min(target.tileRows, spec.m));
     return { mr, nrVectors: target.tileVectors, kc: depthBlock(type, MEASURED_CACHES, nr), nc: roundUp(Math.min(512, Math.max(spec.n, 1)), nr) };
   }
   const caches = targetCaches(target);
-  const kc = Math.max(1, Math.min(spec.k, depthBlock(type, caches, nr)));
+  // kc from the first tile's panel: the altTile (avx512's 8 x 48, a 48 KiB panel at kc 256)
+  // was measured best at the same kc, and keeps each element's sum order the first tile's.
+  const kc = Math.max(1, Math.min(spec.k, depthBlock(type, caches, target.tileVectors * vectorLanes(target, type))));
   const es = gemmElementBytes(type);
-  const nc = roundUp(Math.min(Math.max(spec.n, 1), Math.floor(l2BlockBytes(caches) / (kc * es))), nr);
-  const mr = target.tileRows;
+  const tile = gemmTile(spec, target);
+  const { rows: mr, vectors } = tile;
+  const nr = vectors * vectorLanes(target, type);
+  // Whole panels, at most l2BlockBytes of them; half that for the altTile, whose blocks of
+  // 240 columns (kc 256, panels of 48) ran the MLP's and the prefill's products 0-4% faster
+  // than 480 at one thread and the MLP 8-10% faster at two (a chunk of 64 x 1024's B under
+  // 1 MiB, which a split call may cut: gemmBalance), docs/benchmarks.md, "The 8x48 tile, session 47".
+  const blockBytes = tile === target.altTile ? l2BlockBytes(caches) / 2 : l2BlockBytes(caches);
+  const nc = roundUp(Math.min(Math.max(spec.n, 1), Math.max(nr, Math.floor(blockBytes / (kc * es * nr)) * nr)), nr);
   const mc = mr * Math.max(1, Math.min(Math.ceil(spec.m / mr), Math.floor(l2ABlockBytes(caches) / (kc * es * mr))));
-  return { mr, nrVectors: target.tileVectors, kc, nc, mc };
+  return { mr, nrVectors: vectors, kc, nc, mc };
+}
+
+/**
+ * The register tile of an "l2-blocks" GEMM: the target's altTile unless its first tile
+ * pads fewer of C's rows (ceil(m / rows) x rows; columns pad alike, to whole vectors,
+ * since a last part of a panel is computed for its vectors only). On avx512 the 8 x 48
+ * tile ran 0-7% faster than 14 x 32 on whole tiles, and 64 and 128 rows are whole tiles
+ * of 8 where 14 leaves a tail of 8 or 2 rows (docs/benchmarks.md, "The 8x48 tile,
+ * session 47"); 14, 28 or 42 rows keep 14 x 32, and f64 products.
+ */
+export function gemmTile(spec: GemmSpec, target: GemmTarget): { readonly rows: number; readonly vectors: number } {
+  const first = { rows: target.tileRows, vectors: target.tileVectors };
+  const alt = target.altTile;
+  // f32 only: the tiles were measured on f32 (f64 keeps the first, unmeasured either way).
+  if (alt === undefined || target.blocking !== "l2-blocks" || spec.elementType !== "f32") return first;
+  const padded = (rows: number): number => Math.ceil(Math.max(spec.m, 1) / rows) * rows;
+  return padded(first.rows) < padded(alt.rows) ? first : alt;
 }
 
 /** Parallel units a kernel should offer at least (when its shape allows), for up to 16 threads. */

@@ -7,7 +7,8 @@
 // a constant; on avx2, B stored by rows is packed a panel at a time by the first tile
 // of rows that reads it, packsBInTiles), then for each block of mc rows of C
 // (tiling.mc), A is packed into mr-row panels (the mc x kc block stays in L2; where the
-// rows are one block, once a call for all its blocks of columns, keepsPackedA), and
+// rows are one block, once a call for all its blocks of columns, keepsPackedA; avx512's
+// 8-row tile reads a row-major A where it lies instead, readsAInPlace), and
 // each panel of B in turn (kc x nr, in L1) is multiplied with every panel of A of the
 // block: a microkernel keeps the mr x nr tile of C in vector registers over the kc
 // steps (a broadcast of A and nr/lanes loads of B per step, fused multiply-adds). So
@@ -15,8 +16,9 @@
 // fits one block (GPT-2's prefill, 128 rows; the MLP's batch of 64), however cold B is. Panels are zero-padded, so the microkernel
 // always computes whole tiles; tiles past the edges of C go through a tile buffer, except
 // the last tile of rows where the family has microkernels of fewer rows (rowTailSource,
-// wideRowTailSource), and a last panel of at most a vector's columns is computed for that
-// vector only (firstVectorSource).
+// wideRowTailSource), and a last part of a panel is computed for the vectors that hold its
+// columns only (partialPanelSource), straight into C where the family masks its last
+// vector's loads and stores (avx512).
 //
 // Accumulation: in the element type, for each element of C sequentially over k within
 // a block of kc steps (fused multiply-add where the family has it: every x86 family
@@ -39,12 +41,14 @@
 
 import type { Declined } from "../kernel/declined.js";
 import {
-  checkGemmSpec, gemmBalance, gemmElementBytes, gemmKernelName, packedBOf, planGemm, ROW_DOT_COLUMNS, type GemmSchedule, type GemmSpec, type SplitBalance,
+  checkGemmSpec, gemmBalance, gemmElementBytes, gemmKernelName, gemmTiling, packedBOf, planGemm, ROW_DOT_COLUMNS, type GemmSchedule, type GemmSpec, type GemmTiling,
+  type SplitBalance,
 } from "../kernel/gemm_plan.js";
 import type { NativeCpu, NativeKernel } from "./kernel.js";
 import { SYM, symbolize } from "./c_source.js";
 import {
-  aPackSource, bColumnsPackSource, familyRegisters, firstVectorSource, gemmFamily, microkernelSource, prefetchesB, rowTailSource, tilesPackB, wideRowTailSource, type GemmFamily,
+  aPackSource, bColumnsPackSource, familyRegisters, gemmFamily, microkernelSource, partialPanelSource, prefetchesB, readsRowsInPlace, rowTailSource, scheduleTile, tilesPackB, wideRowTailSource,
+  type GemmFamily,
 } from "./gemm_c_family.js";
 
 const roundUp = (x: number, to: number): number => Math.ceil(x / to) * to;
@@ -115,15 +119,20 @@ const KEPT_A_MAX_BYTES = 2 << 20;
  * 3-12% less time at one thread in four pairs of five, 8-16% at two threads in all five;
  * the prefill 0-2.5%.
  */
-export function keepsPackedA(schedule: GemmSchedule, mc: number, inPlace = readsAInPlace(schedule)): boolean {
+export function keepsPackedA(schedule: GemmSchedule, mc: number, inPlace: boolean): boolean {
   const { spec, mTiles, nChunks, tiling } = schedule;
   return schedule.kind === "packed" && spec.k > 0 && !inPlace && nChunks > 1 && mc >= mTiles * tiling.mr
     && mTiles * tiling.mr * spec.k * gemmElementBytes(spec.elementType) <= KEPT_A_MAX_BYTES;
 }
 
-/** Whether the packed kernel reads A's whole tiles in place (a last tile of fewer rows is packed, as before). */
-export function readsAInPlace(schedule: GemmSchedule): boolean {
-  return schedule.kind === "packed" && schedule.aK === 1 && Math.ceil(Math.min(schedule.chunk, schedule.spec.n) / schedule.nr) <= IN_PLACE_A_MAX_PANELS;
+/**
+ * Whether the packed kernel reads A's whole tiles in place (a last tile of fewer rows is
+ * packed, as before): A row-major, and few panels of B (IN_PLACE_A_MAX_PANELS) or a tile
+ * the family reads in place at any width (readsRowsInPlace: avx512's 8 x 48).
+ */
+export function readsAInPlace(schedule: GemmSchedule, family: GemmFamily): boolean {
+  if (schedule.kind !== "packed" || schedule.aK !== 1) return false;
+  return Math.ceil(Math.min(schedule.chunk, schedule.spec.n) / schedule.nr) <= IN_PLACE_A_MAX_PANELS || readsRowsInPlace(family, schedule.tiling.mr);
 }
 
 /**
@@ -153,7 +162,7 @@ export function gemmRoutine(
   if (mc % mr !== 0) throw new Error(`gemm ${spec.m}x${spec.n}x${spec.k}: a block of ${mc} rows is not whole tiles of ${mr}`);
   // With B pre-packed (packedBOf's layout), the kernel reads its panels in place.
   const bPanelBytes = prepackedB ? 0 : roundUp(kc * roundUp(chunk, nr) * es, 64);
-  const inPlace = readsAInPlace(schedule);
+  const inPlace = readsAInPlace(schedule, family);
   // A packed once a call for all its blocks of columns (keepsPackedA), each block of k at its own place.
   const keepA = keepsPackedA(schedule, mc, inPlace);
   const aPanelBytes = roundUp((keepA ? mTiles * mr * k : kc * mc) * es, 64);
@@ -168,23 +177,26 @@ export function gemmRoutine(
   const tailRows = m % mr;
   const prefetch = prefetchesB(family);
   const pf = prefetch ? ", pf, share, pfs" : "";
-  const rowTail = rowTailSource(family, spec.elementType, p, tailRows);
+  // The schedule's tile (the family's, or its altTile: gemm_plan's gemmTile), which every microkernel here computes.
+  const tile = scheduleTile(schedule.tiling);
+  const rowTail = rowTailSource(family, spec.elementType, p, tailRows, tile);
   // B stored by rows, packed by the call: each panel packed by the first tile of rows that reads it (packsBInTiles).
   const tilePacks = !prepackedB && k > 0 && packsBInTiles(schedule, family);
   // A tail of few rows over two panels at once (wideRowTailSource), where the next panel is packed before the tail reads it (not by the tiles).
-  const wideTail = tilePacks ? undefined : wideRowTailSource(family, spec.elementType, p, tailRows);
-  // The last panel of C's columns no wider than a vector (n mod nr in 1..lanes): its tiles computed for that vector only (firstVectorSource).
-  const lanes = schedule.lanes;
-  const narrow = n % nr >= 1 && n % nr <= lanes ? firstVectorSource(family, spec.elementType, p) : undefined;
-  const narrowInPlace = narrow !== undefined && inPlace ? firstVectorSource(family, spec.elementType, `${p}_d`, aRow) : undefined;
+  const wideTail = tilePacks ? undefined : wideRowTailSource(family, spec.elementType, p, tailRows, tile);
+  // The last panel of C's columns, n mod nr of them: its tiles computed for the vectors that hold them only (partialPanelSource),
+  // straight into C where the kernel stores just those columns (direct), else into the tile buffer.
+  const partCols = n % nr;
+  const part = partialPanelSource(family, spec.elementType, p, partCols, tile);
+  const partInPlace = part !== undefined && inPlace ? partialPanelSource(family, spec.elementType, `${p}_d`, partCols, tile, aRow) : undefined;
   const source = `
-${microkernelSource(family, spec.elementType, p, undefined, undefined, true)}
-${inPlace ? `${microkernelSource(family, spec.elementType, `${p}_d`, aRow)}
-` : ""}${tilePacks ? `${microkernelSource(family, spec.elementType, p, inPlace ? aRow : undefined, undefined, false, true)}
+${microkernelSource(family, spec.elementType, p, undefined, undefined, true, false, "panel", tile)}
+${inPlace ? `${microkernelSource(family, spec.elementType, `${p}_d`, aRow, undefined, false, false, "panel", tile)}
+` : ""}${tilePacks ? `${microkernelSource(family, spec.elementType, p, inPlace ? aRow : undefined, undefined, false, true, "panel", tile)}
 ` : ""}${rowTail === undefined ? "" : `${rowTail}
 `}${wideTail === undefined ? "" : `${wideTail}
-`}${narrow === undefined ? "" : `${narrow}
-`}${narrowInPlace === undefined ? "" : `${narrowInPlace}
+`}${part === undefined ? "" : `${part.source}
+`}${partInPlace === undefined ? "" : `${partInPlace.source}
 `}${prepackedB ? "" : packBSource(t, p, nr, bK, bLine, bK === 1 && bLine !== 1 ? bColumnsPackSource(family, spec.elementType, `${p}_b`, nr) : undefined)}
 ${packA8 === undefined ? "" : `${packA8.helper}
 `}/* A(i0.., p0..) -> one panel of ${mr} rows, k-major, zero past row i0 + rows. */
@@ -255,8 +267,10 @@ ${tilePacks ? `          /* The first block of rows packs the panel: its first t
               ${wideTail === undefined ? "" : `/* Panels in pairs from c0: an even panel with a whole next one computes both, the next one nothing. */
               if (((j - c0) / ${nr}) % 2 == 1) continue;
               if (j + ${2 * nr} <= c1) ${p}_micro${tailRows}w(kl, ai, bpanel, ci + j, ${n}, acc${pf}); else `}${p}_micro${tailRows}(kl, ai, bpanel, ci + j, ${n}, acc${pf});
-            }`} else {
-              ${narrow === undefined ? "" : `if (cols <= ${lanes}) { ${narrowInPlace === undefined ? "" : `if (rows == ${mr}) ${p}_d_micro_v1(kl, a + i * ${aRow} + p0, bpanel, tile, ${nr}, 0); else `}${p}_micro_v1(kl, ai, bpanel, tile, ${nr}, 0); }
+            }`}${part?.direct === true ? ` else if (rows == ${mr} && cols == ${partCols}) {
+              ${partInPlace !== undefined ? `${p}_d_micro_c${partCols}(kl, a + i * ${aRow} + p0, bpanel, ci + j, ${n}, acc);` : `${p}_micro_c${partCols}(kl, ai, bpanel, ci + j, ${n}, acc);`}
+            }` : ""} else {
+              ${part === undefined ? "" : `if (cols == ${partCols}) { ${partInPlace === undefined || part.direct ? "" : `if (rows == ${mr}) ${p}_d_micro_c${partCols}(kl, a + i * ${aRow} + p0, bpanel, tile, ${nr}, 0); else `}${p}_micro_c${partCols}(kl, ai, bpanel, tile, ${nr}, 0); }
               else `}${inPlace ? `if (rows == ${mr}) ${p}_d_micro(kl, a + i * ${aRow} + p0, bpanel, tile, ${nr}, 0); else ` : ""}${p}_micro(kl, ai, bpanel, tile, ${nr}, 0${pf});
               for (int64_t r = 0; r < rows; r++) {
                 ${t} *crow = ci + r * ${n} + j;
@@ -451,7 +465,8 @@ const PACK_B_GROUP = 32;
  * nr columns (kl x nr each, k-major, one after the other), zero past column jn; PACK_B_GROUP
  * panels at a time, row after row, where bLine is 1. `columns8` (B stored [n][k], bK 1:
  * the keys of attention's q·Kᵀ): the family's helper `<prefix>_b_pack_a8` packing 8
- * columns by 8 steps of k at once by a register transpose, for whole panels; the rest
+ * columns by 8 steps of k at once by a register transpose, for panels of whole groups of 8
+ * columns (zeros past them); the rest
  * element by element, as B down its columns would be.
  */
 export function packBSource(t: string, p: string, nr: number, bK: number, bLine: number, columns8?: { helper: string; attribute: string }): string {
@@ -463,9 +478,11 @@ static ${columns8 === undefined ? "" : `${columns8.attribute} `}void ${p}_pack_b
   for (int64_t q0 = 0; q0 < jn; q0 += ${group}) {
     int64_t qe = q0 + ${group} < jn ? q0 + ${group} : jn;
     int64_t pp = 0;
-    ${columns8 === undefined ? "" : `/* A whole panel: 8 columns by 8 steps at a time, then the last steps below. */
-    if (qe - q0 == ${nr}) for (; pp + 8 <= kl; pp += 8) for (int g = 0; g < ${nr / 8}; g++)
-      ${p}_b_pack_a8(b + p0 + pp + (j0 + q0 + g * 8) * ${bLine}, ${bLine}, dst + q0 * kl + pp * ${nr} + g * 8);
+    ${columns8 === undefined ? "" : `/* A panel of whole groups of 8 columns (a last one of 16 or 32 of 48: attention's n = 64, 128): 8 columns by 8 steps at a time, zeros past them, then the last steps below. */
+    if ((qe - q0) % 8 == 0) for (; pp + 8 <= kl; pp += 8) {
+      for (int64_t g = 0; g < (qe - q0) / 8; g++) ${p}_b_pack_a8(b + p0 + pp + (j0 + q0 + g * 8) * ${bLine}, ${bLine}, dst + q0 * kl + pp * ${nr} + g * 8);
+      for (int s = 0; s < 8; s++) for (int64_t j = qe - q0; j < ${nr}; j++) dst[q0 * kl + (pp + s) * ${nr} + j] = 0;
+    }
     `}for (; pp < kl; pp++) {
       for (int64_t q = q0; q < qe; q += ${nr}) {
         int64_t w = jn - q < ${nr} ? jn - q : ${nr};
@@ -473,7 +490,7 @@ static ${columns8 === undefined ? "" : `${columns8.attribute} `}void ${p}_pack_b
         ${t} *restrict d = dst + q * kl + pp * ${nr};
         ${bLine === 1
     ? `if (w == ${nr}) { for (int j = 0; j < ${nr}; j++) d[j] = src[j]; }
-        else { for (int j = 0; j < ${nr}; j++) d[j] = j < w ? src[j] : 0; }`
+        else { int64_t j = 0; for (; j < w; j++) d[j] = src[j]; for (; j < ${nr}; j++) d[j] = 0; }`
     : `for (int j = 0; j < ${nr}; j++) d[j] = j < w ? src[(int64_t)j * ${bLine}] : 0;`}
       }
     }
@@ -486,14 +503,15 @@ static ${columns8 === undefined ? "" : `${columns8.attribute} `}void ${p}_pack_b
  * `symbol`: the function's name (default: one from the source's hash, see c_source.ts);
  * `family` overrides the one the CPU gets (tests build each family on one machine).
  * `constantB`: B is a constant of the program, which its planner packs once where the
- * schedule packs B (the kernel's packedOperand says how).
+ * schedule packs B (the kernel's packedOperand says how). `tiling` replaces parts of the
+ * schedule's tiling (tests: the 14 x 32 and 8 x 48 tiles of one product).
  */
 export function emitGemmC(
-  spec: GemmSpec, cpu: NativeCpu, symbol?: string, family: GemmFamily = gemmFamily(cpu), constantB = false,
+  spec: GemmSpec, cpu: NativeCpu, symbol?: string, family: GemmFamily = gemmFamily(cpu), constantB = false, tiling: Partial<GemmTiling> = {},
 ): NativeKernel | Declined {
   const problem = checkGemmSpec(spec);
   if (problem !== undefined) return { declined: problem };
-  const schedule = planGemm(spec, family.target);
+  const schedule = planGemm(spec, family.target, { ...gemmTiling(spec, family.target), ...tiling });
   const packed = constantB ? packedBOf(schedule) : undefined;
   const name = `${gemmKernelName(spec)} ${family.name}${packed !== undefined ? " (B pre-packed)" : ""}`;
   const sym = symbol ?? SYM;

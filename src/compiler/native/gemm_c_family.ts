@@ -3,7 +3,8 @@
 // held in vector registers (accumulators + B vectors + one broadcast of A fit the
 // register file):
 //
-//   avx512    32 zmm: 14 x 2 vectors (f32 14 x 32, f64 14 x 16), intrinsics, FMA
+//   avx512    32 zmm: 14 x 2 vectors (f32 14 x 32, f64 14 x 16), and for f32 GEMMs whose
+//             rows it pads less (64, 128) 8 x 3 (8 x 48), intrinsics, FMA
 //   avx2      16 ymm (with FMA): 6 x 2 vectors (f32 6 x 16, f64 6 x 8), intrinsics
 //   neon      32 q registers: 8 x 3 vectors of 16 bytes (f32 8 x 12), GCC/Clang vector
 //             extensions, which both compile to NEON fused multiply-adds on aarch64
@@ -42,8 +43,8 @@
 // prefill's 128 x 3072 x 768 156-161 -> 178 (docs/benchmarks.md, "The native programs at
 // one thread, session 44"). It does not prefetch: there pre-packed B ran as fast cold as
 // hot. Both x86 families run a tail of too few accumulators over two panels
-// (wideRowTailSource) and a last panel of at most a vector's columns for that vector
-// only (firstVectorSource).
+// (wideRowTailSource) and a last part of a panel for the vectors that hold its columns
+// only (partialPanelSource; avx2 where that is less than a panel, into a tile buffer).
 // Session 46 measured the avx512 kernel against its FMA peak on the Zen 5 and kept it
 // (docs/benchmarks.md, "The AVX-512 GEMM on Zen 5, session 46"): its loop is 2 loads of
 // B, 14 broadcasts of A and 28 FMAs a step in 31 zmm registers, no spills, and alone in
@@ -55,9 +56,24 @@
 // its end, 8 x 48 (8 rows x 3 vectors: no row tail at 64 or 128 rows) read 0-7% faster
 // than 14 x 32 on the prefill's shapes, not yet adopted (n = 64 or 128 leaves a part of
 // a 48-column panel).
+// Session 47 adopted it as the f32 GEMM's altTile (gemm_plan's gemmTile: taken unless 14 x
+// 32 pads fewer rows of C; convolutions and f64, not measured, keep 14 x 2 vectors), with
+// three things that make it pay:
+// - a last part of a panel (attention's n = 64 and 128: 16 and 32 of 48 columns; the
+//   MLP's 1024 = 21 x 48 + 16, its 10 outputs) is computed for its vectors only, the
+//   last one loaded and stored through an AVX-512 mask, straight into C
+//   (partialPanelSource, maskLoad/maskStore): 64 x 1024 x 10 56 -> 90 GFLOP/s;
+// - its 8 rows of a row-major A are read where they lie, one broadcast from each row a
+//   step, instead of packed (inPlaceRows, readsRowsInPlace): the 3-8% packing A took;
+// - its blocks of B are half the L2 block (240 columns at kc 256, gemm_plan's gemmTiling).
+// Every element is the same FMA chain over k in both tiles, so the products are the same
+// bit for bit (test/compiler/native/gemm.test.ts). Paired with 14 x 32 at real-time
+// priority (docs/benchmarks.md, "The 8x48 tile, session 47"): the prefill 3-8% less CPU
+// time at one thread and 8-12% less at two, the encoder 3-9% less at one thread (0-3% more
+// at two, within the noise); the MLP 1-3% at one thread (one pair 11%), 10% at two.
 // A prefetch is a hint: one past the end of B touches nothing and never faults.
 
-import type { CpuCaches, GemmElement, GemmTarget } from "../kernel/gemm_plan.js";
+import { gemmElementBytes, type CpuCaches, type GemmElement, type GemmTarget, type GemmTiling } from "../kernel/gemm_plan.js";
 import type { NativeCpu } from "./kernel.js";
 
 export type GemmFamilyName = "avx512" | "avx2" | "neon" | "portable";
@@ -68,9 +84,20 @@ export interface GemmFamily {
   readonly target: GemmTarget;
 }
 
+/** A register tile of C: rows, and vectors a row (nr = vectors x lanes columns). */
+export interface FamilyTile {
+  readonly rows: number;
+  readonly vectors: number;
+}
+
+/** The tile a GEMM schedule was planned with (gemm_plan's gemmTile: the family's tile or its altTile), which its microkernels compute. */
+export const scheduleTile = (tiling: GemmTiling): FamilyTile => ({ rows: tiling.mr, vectors: tiling.nrVectors });
+
 interface FamilyCode {
   readonly rows: number;
   readonly vectors: number;
+  /** A second tile the GEMM may take (GemmTarget's altTile); convolutions keep rows x vectors. */
+  readonly altTile?: FamilyTile;
   readonly vectorBytes: number;
   /** Text before the microkernel (includes, typedefs), given its prefix. */
   readonly head: (prefix: string, type: GemmElement) => string;
@@ -83,6 +110,9 @@ interface FamilyCode {
   readonly splat: (type: GemmElement, vt: string, x: string) => string;
   readonly fma: (type: GemmElement, a: string, b: string, c: string) => string;
   readonly add: (type: GemmElement, a: string, b: string) => string;
+  /** A vector's first `lanes` lanes loaded (the others zero) and stored (the others left), where the family has masked loads and stores (AVX-512's mask registers): a last part of a panel is then computed straight into C (partialPanelSource). */
+  readonly maskLoad?: (type: GemmElement, ptr: string, lanes: number) => string;
+  readonly maskStore?: (type: GemmElement, ptr: string, v: string, lanes: number) => string;
   /** The family's eight-step A packer for f32 (aPackSource), if it has one; with dstStride, 8 rows at most. */
   readonly packA8?: (prefix: string, mr: number, attribute: string, dstStride?: number) => string;
   /** Steps of k ahead of the one it computes that the convolution's microkernel prefetches B's panel; the GEMM's prefetches the next panel instead (none of either if undefined). */
@@ -91,6 +121,8 @@ interface FamilyCode {
   readonly rowTails?: boolean;
   /** Whether the first tile of rows packs each panel of B stored by rows as it computes (microkernelSource's packsB; gemm_c.ts, packsBInTiles). */
   readonly tilesPackB?: boolean;
+  /** Tiles of at most this many rows read a row-major A where it lies, however many panels of B (readsRowsInPlace). */
+  readonly inPlaceRows?: number;
 }
 
 /**
@@ -141,11 +173,17 @@ static ${attribute} inline void ${p}_pack_a8(const float *restrict src, int64_t 
 }`;
 };
 
-type Extras = Pick<FamilyCode, "packA8" | "prefetchSteps" | "rowTails" | "tilesPackB">;
+type Extras = Pick<FamilyCode, "packA8" | "prefetchSteps" | "rowTails" | "tilesPackB" | "altTile" | "inPlaceRows">;
 
 const x86 = (bits: 256 | 512, rows: number, attribute: string, extras: Extras = {}): FamilyCode => {
   const ps = (type: GemmElement): string => (type === "f32" ? "ps" : "pd");
   const mm = `_mm${bits === 512 ? "512" : "256"}`;
+  // AVX-512's masks: a __mmask16 (f32) or __mmask8 (f64) of the first lanes.
+  const mask = (type: GemmElement, lanes: number): string => `(__mmask${type === "f32" ? 16 : 8})0x${((1 << lanes) - 1).toString(16)}`;
+  const masks: Pick<FamilyCode, "maskLoad" | "maskStore"> = bits !== 512 ? {} : {
+    maskLoad: (type, ptr, lanes) => `${mm}_maskz_loadu_${ps(type)}(${mask(type, lanes)}, ${ptr})`,
+    maskStore: (type, ptr, v, lanes) => `${mm}_mask_storeu_${ps(type)}(${ptr}, ${mask(type, lanes)}, ${v})`,
+  };
   return {
     rows,
     vectors: 2,
@@ -159,6 +197,7 @@ const x86 = (bits: 256 | 512, rows: number, attribute: string, extras: Extras = 
     splat: (type, _vt, x) => `${mm}_set1_${ps(type)}(${x})`,
     fma: (type, a, b, c) => `${mm}_fmadd_${ps(type)}(${a}, ${b}, ${c})`,
     add: (type, a, b) => `${mm}_add_${ps(type)}(${a}, ${b})`,
+    ...masks,
     ...extras,
   };
 };
@@ -183,7 +222,7 @@ const vectorExtensions = (rows: number, vectors: number): FamilyCode => {
 };
 
 const CODE: Record<GemmFamilyName, FamilyCode> = {
-  avx512: x86(512, 14, "avx512f", { packA8: avxPackA8Rows, rowTails: true }),
+  avx512: x86(512, 14, "avx512f", { packA8: avxPackA8Rows, rowTails: true, altTile: { rows: 8, vectors: 3 }, inPlaceRows: 8 }),
   avx2: x86(256, 6, "avx2,fma", { packA8: avxPackA8Rows, prefetchSteps: 64, rowTails: true, tilesPackB: true }),
   neon: vectorExtensions(8, 3),
   portable: vectorExtensions(4, 2),
@@ -192,7 +231,13 @@ const CODE: Record<GemmFamilyName, FamilyCode> = {
 /** The family of a name, its blocks made for `caches` (absent: MEASURED_CACHES). */
 export function familyByName(name: GemmFamilyName, caches?: CpuCaches): GemmFamily {
   const code = CODE[name];
-  return { name, target: { vectorBytes: code.vectorBytes, tileRows: code.rows, tileVectors: code.vectors, blocking: "l2-blocks", ...(caches === undefined ? {} : { caches }) } };
+  return {
+    name,
+    target: {
+      vectorBytes: code.vectorBytes, tileRows: code.rows, tileVectors: code.vectors, blocking: "l2-blocks",
+      ...(code.altTile === undefined ? {} : { altTile: code.altTile }), ...(caches === undefined ? {} : { caches }),
+    },
+  };
 }
 
 /** The best family the CPU runs, blocked for its caches. */
@@ -229,45 +274,50 @@ export function bColumnsPackSource(family: GemmFamily, type: GemmElement, prefix
 /**
  * `static void <prefix>_micro(int64_t kl, const T *a, const T *b, T *c, int64_t ldc, int acc[, const T *pf, int64_t npf, int64_t pfs])`:
  * the mr x nr tile at c (row stride ldc elements) gets (acc ? itself : 0) + sum over kl
- * steps of A times a panel of B (nr per step). A is a packed panel (mr per step), or,
- * given `aRowStride`, mr rows read in place (row r at a + r * aRowStride, one element
- * per step: the convolution's patch rows, which stay in L1). `rows` below the family's
- * mr: `<prefix>_micro<rows>`, a tile of that many rows reading the first rows of the
- * same packed panels (rowTailSource). `prefetchPanel` (where the family prefetches,
- * prefetchesB): the kernel takes pf, npf and pfs, prefetches the line at pf + p·pfs in
- * each of its first npf steps p (a line of the next panel of B a step: nr elements are
- * 64 bytes on AVX2; pfs is nr in a packed panel, B's row stride where B is still where
- * it lies), and C's tile before its loop; else it prefetches its own panel of B ahead.
- * `packsB`: `<prefix>_micro_pb(kl, a, b, c, ldc, acc, src, ldb)`, the same tile with
- * B read from where it lies (step p's nr columns at src + p·ldb) and each step's vectors
- * also stored into the panel at b (nr per step), so that the first tile of a block of
- * rows packs the panel of B the others then read (gemm_c.ts); where the family
- * prefetches, PACK_AHEAD steps ahead in src. `width` (MicrokernelWidth): the tile's
- * columns, a panel's (nr), two adjacent panels' (a row tail, `<prefix>_micro<rows>w`) or
- * the panel's first vector only (`<prefix>_micro_v1`).
+ * steps of A times a panel of B (nr per step). `tile`: mr x nr (the schedule's,
+ * scheduleTile; by default the family's own, which convolutions use). A is a packed
+ * panel (mr per step), or, given `aRowStride`, mr rows read in place (row r at a + r *
+ * aRowStride, one element per step: the convolution's patch rows, which stay in L1; the
+ * GEMM's row-major A, readsAInPlace). `rows` below mr: `<prefix>_micro<rows>`, a tile
+ * of that many rows reading the first rows of the same packed panels (rowTailSource).
+ * `prefetchPanel` (where the family prefetches, prefetchesB): the kernel takes pf, npf
+ * and pfs, prefetches the line at pf + p·pfs in each of its first npf steps p (a line
+ * of the next panel of B a step: nr elements are 64 bytes on AVX2; pfs is nr in a packed
+ * panel, B's row stride where B is still where it lies), and C's tile before its loop;
+ * else it prefetches its own panel of B ahead. `packsB`: `<prefix>_micro_pb(kl, a, b,
+ * c, ldc, acc, src, ldb)`, the same tile with B read from where it lies (step p's nr
+ * columns at src + p·ldb) and each step's vectors also stored into the panel at b (nr
+ * per step), so that the first tile of a block of rows packs the panel of B the others
+ * then read (gemm_c.ts); where the family prefetches, PACK_AHEAD steps ahead in src.
+ * `width` (MicrokernelWidth): the tile's columns, a panel's (nr), two adjacent panels'
+ * (a row tail, `<prefix>_micro<rows>w`) or a panel's first `width` columns only
+ * (`<prefix>_micro_c<width>`, partialPanelSource).
  */
 export function microkernelSource(
-  family: GemmFamily, type: GemmElement, prefix: string, aRowStride?: number, rows = CODE[family.name].rows, prefetchPanel = false, packsB = false,
-  width: MicrokernelWidth = "panel",
+  family: GemmFamily, type: GemmElement, prefix: string, aRowStride?: number, rows?: number, prefetchPanel = false, packsB = false,
+  width: MicrokernelWidth = "panel", tile: FamilyTile = familyTile(family),
 ): string {
   const code = CODE[family.name];
   const t = type === "f32" ? "float" : "double";
-  const mr = rows;
-  if (packsB && (prefetchPanel || rows !== code.rows)) throw new Error("microkernel: a tile packing B is a whole tile, and prefetches its own source");
-  if (width === "twoPanels" && (packsB || aRowStride !== undefined || rows === code.rows)) throw new Error("microkernel: two panels at once only for a row tail");
-  if (width === "firstVector" && (packsB || prefetchPanel)) throw new Error("microkernel: a panel's first vector only without packing or prefetching B");
-  const suffix = width === "twoPanels" ? "w" : width === "firstVector" ? "_v1" : "";
-  const name = packsB ? `${prefix}_micro_pb` : `${prefix}_micro${rows === code.rows ? "" : rows}${suffix}`;
-  // A panel's vectors (nr columns); two panels: twice as many, the second panel's from bn (kl steps further); or its first only.
-  const panelVectors = code.vectors;
-  const nv = width === "twoPanels" ? 2 * panelVectors : width === "firstVector" ? 1 : panelVectors;
+  const mr = rows ?? tile.rows;
+  if (packsB && (prefetchPanel || mr !== tile.rows)) throw new Error("microkernel: a tile packing B is a whole tile, and prefetches its own source");
+  if (width === "twoPanels" && (packsB || aRowStride !== undefined || mr === tile.rows)) throw new Error("microkernel: two panels at once only for a row tail");
   const lanes = code.vectorBytes / (type === "f32" ? 4 : 8);
+  const panelVectors = tile.vectors;
   const nr = panelVectors * lanes;
+  const columns = typeof width === "number" ? width : undefined;
+  if (columns !== undefined && (packsB || prefetchPanel || !(columns >= 1 && columns < nr))) throw new Error(`microkernel: a part of a panel is 1 to ${nr - 1} columns (got ${columns}), without packing or prefetching B`);
+  const suffix = width === "twoPanels" ? "w" : columns !== undefined ? `_c${columns}` : "";
+  const name = packsB ? `${prefix}_micro_pb` : `${prefix}_micro${mr === tile.rows ? "" : mr}${suffix}`;
+  // A panel's vectors (nr columns); two panels: twice as many, the second panel's from bn (kl steps further); or a part's.
+  const nv = width === "twoPanels" ? 2 * panelVectors : columns !== undefined ? Math.ceil(columns / lanes) : panelVectors;
+  // Lanes of C the last vector of a row loads and stores: a part of a panel where the family masks (the rest of its vectors, zeros of the padded panel, dropped), else whole vectors.
+  const lastLanes = columns !== undefined && code.maskStore !== undefined ? columns - (nv - 1) * lanes : lanes;
   const v = code.vec(prefix, type);
   const accs: string[] = [];
   for (let r = 0; r < mr; r++) for (let j = 0; j < nv; j++) accs.push(`c_${r}_${j}`);
   const lines: string[] = [];
-  if (rows === code.rows && width === "panel") lines.push(code.head(prefix, type));
+  if (mr === tile.rows && width === "panel") lines.push(code.head(prefix, type));
   const prefetches = code.prefetchSteps !== undefined;
   const bParam = packsB ? `${t} *restrict b` : `const ${t} *restrict b`;
   lines.push(`static ${code.attribute} void ${name}(int64_t kl, const ${t} *restrict a, ${bParam}, ${t} *restrict c, int64_t ldc, int acc${prefetches && prefetchPanel ? `, const ${t} *pf, int64_t npf, int64_t pfs` : ""}${packsB ? `, const ${t} *restrict src, int64_t ldb` : ""}) {`);
@@ -287,7 +337,7 @@ export function microkernelSource(
       for (let j = 0; j < nv; j++) lines.push(`      c_${r}_${j} = ${code.fma(type, "ar", `b${j}`, `c_${r}_${j}`)};`);
       lines.push("    }");
     }
-    lines.push(`    a += ${aRowStride === undefined ? code.rows : 1}; b += ${nr};${packsB ? " src += ldb;" : ""}${width === "twoPanels" ? ` bn += ${nr};` : ""}`);
+    lines.push(`    a += ${aRowStride === undefined ? tile.rows : 1}; b += ${nr};${packsB ? " src += ldb;" : ""}${width === "twoPanels" ? ` bn += ${nr};` : ""}`);
   };
   if (prefetches && prefetchPanel) {
     // The first npf steps each prefetch a line of pf (a share of the next panel), the rest none.
@@ -303,32 +353,65 @@ export function microkernelSource(
     step(!prefetches ? undefined : packsB ? `src + ${PACK_AHEAD} * ldb` : `b + ${code.prefetchSteps! * nr}`);
     lines.push("  }");
   }
+  const masked = (j: number): boolean => j === nv - 1 && lastLanes < lanes;
   lines.push("  if (acc) {");
-  for (let r = 0; r < mr; r++) for (let j = 0; j < nv; j++) lines.push(`    c_${r}_${j} = ${code.add(type, `c_${r}_${j}`, code.load(type, v, `c + ${r} * ldc + ${j * lanes}`))};`);
+  for (let r = 0; r < mr; r++) {
+    for (let j = 0; j < nv; j++) {
+      const at = `c + ${r} * ldc + ${j * lanes}`;
+      lines.push(`    c_${r}_${j} = ${code.add(type, `c_${r}_${j}`, masked(j) ? code.maskLoad!(type, at, lastLanes) : code.load(type, v, at))};`);
+    }
+  }
   lines.push("  }");
-  for (let r = 0; r < mr; r++) for (let j = 0; j < nv; j++) lines.push(`  ${code.store(type, `c + ${r} * ldc + ${j * lanes}`, `c_${r}_${j}`)};`);
+  for (let r = 0; r < mr; r++) {
+    for (let j = 0; j < nv; j++) {
+      const at = `c + ${r} * ldc + ${j * lanes}`;
+      lines.push(`  ${masked(j) ? code.maskStore!(type, at, `c_${r}_${j}`, lastLanes) : code.store(type, at, `c_${r}_${j}`)};`);
+    }
+  }
   lines.push("}");
   return lines.join("\n");
 }
 
 /**
  * The columns of C a microkernel computes: a panel of B's (nr); two adjacent panels'
- * (wideRowTailSource); or only a panel's first vector (firstVectorSource).
+ * (wideRowTailSource); or a panel's first columns only, that many (partialPanelSource).
  */
-export type MicrokernelWidth = "panel" | "twoPanels" | "firstVector";
+export type MicrokernelWidth = "panel" | "twoPanels" | number;
+
+/** The family's own tile (its rows x vectors), which convolutions use; a GEMM's is its schedule's (scheduleTile). */
+export const familyTile = (family: GemmFamily): FamilyTile => ({ rows: CODE[family.name].rows, vectors: CODE[family.name].vectors });
 
 /**
- * For a panel of which only the first vector's columns are C's (the last panel of a
- * narrow product: the MLP's 64 x 1024 x 10, 10 of avx512's 32 columns), on families of
- * more than one vector a panel: `<prefix>_micro_v1(kl, a, b, c, ldc, acc)` (and with
- * `aRowStride`, A's rows read in place, `<prefix>_micro_v1` of the given prefix), the
- * whole tile of rows times that vector only, into c (ldc apart), each element summed
- * in the same order as by the whole panel's microkernel. Else undefined.
+ * For the last panel of C's columns, `columns` (1 .. nr - 1) of it: `<prefix>_micro_c<columns>(kl, a, b, c, ldc, acc)`
+ * (with `aRowStride`, A's rows read in place), the whole tile of rows times only the
+ * panel's vectors that hold those columns, each element summed in the same order as by
+ * the whole panel's microkernel. `direct`: the kernel loads and stores exactly those
+ * columns of C (masked, AVX-512), so it computes straight into C; else it stores whole
+ * vectors, into a tile buffer (the MLP's 64 x 1024 x 10 on avx2: 10 of 16 columns). Where
+ * the family has row tails (the x86 families), and it has masks or the part spans fewer
+ * vectors than a panel; else undefined.
  */
-export function firstVectorSource(family: GemmFamily, type: GemmElement, prefix: string, aRowStride?: number): string | undefined {
-  return CODE[family.name].vectors > 1 && CODE[family.name].rowTails === true
-    ? microkernelSource(family, type, prefix, aRowStride, undefined, false, false, "firstVector") : undefined;
+export function partialPanelSource(
+  family: GemmFamily, type: GemmElement, prefix: string, columns: number, tile: FamilyTile, aRowStride?: number,
+): { source: string; direct: boolean } | undefined {
+  const code = CODE[family.name];
+  const lanes = code.vectorBytes / gemmElementBytes(type);
+  const direct = code.maskStore !== undefined;
+  if (code.rowTails !== true || !(columns >= 1 && columns < tile.vectors * lanes)) return undefined;
+  if (!direct && Math.ceil(columns / lanes) >= tile.vectors) return undefined;
+  return { source: microkernelSource(family, type, prefix, aRowStride, undefined, false, false, columns, tile), direct };
 }
+
+/**
+ * Whether the family's GEMM tiles of `rows` rows read a row-major A where it lies (mr
+ * rows aRow apart, a broadcast from each a step: microkernelSource's aRowStride) instead
+ * of packing it, however many panels of B the block has (gemm_c.ts, readsAInPlace):
+ * avx512's 8-row tile (inPlaceRows). Its 8 rows are 8 streams, each read in order of k,
+ * that stay in the L1's ways even 4 KiB apart (k = 1024); 14 rows 4 KiB apart are more
+ * lines of one set than the L1 has ways: the 14 x 32 tile read in place ran 64 x 1024 x
+ * 1024 at 100 GFLOP/s against 155 packed (docs/benchmarks.md, "The 8x48 tile, session 47").
+ */
+export const readsRowsInPlace = (family: GemmFamily, rows: number): boolean => rows <= (CODE[family.name].inPlaceRows ?? 0);
 
 /** Steps of k ahead that a tile packing B (microkernelSource's `packsB`) prefetches its source rows. */
 const PACK_AHEAD = 16;
@@ -346,9 +429,9 @@ export const prefetchesB = (family: GemmFamily): boolean => CODE[family.name].pr
  * of a whole tile into a buffer then copied (m = 64 with 6-row tiles: 66 rows' work, the
  * last 4 through the buffer). Else undefined.
  */
-export function rowTailSource(family: GemmFamily, type: GemmElement, prefix: string, rows: number): string | undefined {
+export function rowTailSource(family: GemmFamily, type: GemmElement, prefix: string, rows: number, tile: FamilyTile = familyTile(family)): string | undefined {
   const code = CODE[family.name];
-  return code.rowTails === true && rows >= 1 && rows < code.rows ? microkernelSource(family, type, prefix, undefined, rows, true) : undefined;
+  return code.rowTails === true && rows >= 1 && rows < tile.rows ? microkernelSource(family, type, prefix, undefined, rows, true, false, "panel", tile) : undefined;
 }
 
 /** Vector registers of a family's register file (the x86 families' AVX-512 has 32, AVX2 16; NEON 32; the portable one assumes 16). */
@@ -365,9 +448,8 @@ const FMA_CHAINS = 8;
  * over two adjacent panels of B (the second kl·nr elements after the first), 2·nr columns
  * of C, each element summed in the same order as by `<prefix>_micro<rows>`. Else undefined.
  */
-export function wideRowTailSource(family: GemmFamily, type: GemmElement, prefix: string, rows: number): string | undefined {
-  const code = CODE[family.name];
-  const fits = 2 * rows * code.vectors + 2 * code.vectors + 1 <= familyRegisters(family);
-  return rowTailSource(family, type, prefix, rows) !== undefined && rows * code.vectors < FMA_CHAINS && fits
-    ? microkernelSource(family, type, prefix, undefined, rows, true, false, "twoPanels") : undefined;
+export function wideRowTailSource(family: GemmFamily, type: GemmElement, prefix: string, rows: number, tile: FamilyTile = familyTile(family)): string | undefined {
+  const fits = 2 * rows * tile.vectors + 2 * tile.vectors + 1 <= familyRegisters(family);
+  return rowTailSource(family, type, prefix, rows, tile) !== undefined && rows * tile.vectors < FMA_CHAINS && fits
+    ? microkernelSource(family, type, prefix, undefined, rows, true, false, "twoPanels", tile) : undefined;
 }

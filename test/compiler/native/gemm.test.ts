@@ -83,7 +83,7 @@ test("native gemm: the avx2 family's A packer and prefetch, and every family's r
     const mr = family.target.tileRows, nr = family.target.tileVectors * family.target.vectorBytes / 4;
     for (let m = 2 * mr; m < 3 * mr; m++) {
       // n: 1, 2 and 3 whole panels, and 2 and a part (tails of 1-3 rows take whole panels in pairs, wideRowTailSource);
-      // a last panel of at most a vector's columns (firstVectorSource): 2 panels and 5 columns, 10 columns (A read in place, or packed where transposed).
+      // a last part of a panel (partialPanelSource): 2 panels and 5 columns, 10 columns (A read in place, or packed where transposed).
       for (const [n, k] of [[nr, 8], [2 * nr + 5, 23], [2 * nr, 264], [nr, 7], [3 * nr, 9], [10, 40]] as const) {
         for (const lhsTransposed of [false, true]) {
           const spec: GemmSpec = { elementType: "f32", batch: 1, m, n, k, lhsTransposed };
@@ -95,67 +95,121 @@ test("native gemm: the avx2 family's A packer and prefetch, and every family's r
   runAndCheck(cases, "native gemm tails");
 });
 
+test("native gemm: avx512's 8 x 48 tile, its tails of rows and of columns, equal the 14 x 32 tile's products bit for bit", { skip }, () => {
+  // Every element is summed in the same order by both tiles (k in order, blocks of kc = 256
+  // added in order), so the bits must agree: rows 5..17 (a last tile of 1 to 7 rows of 8,
+  // and of 14; fewer rows stream B), n a part of a 48-column panel of 16 (64, 1024), 32
+  // (80, 128), 40 (1000) or 10 columns, and whole panels (96); k within a block and across
+  // two; A row-major (read in place) and, for a third of the rows, stored [k][m] (packed); B
+  // packed by the call and pre-packed. And against a double-precision reference.
+  if (!runnableFamilies(nativeCpu()).some((f) => f.name === "avx512")) return;
+  const family = familyByName("avx512");
+  const tiles = [{ mr: 8, nrVectors: 3, nc: 240, mc: 192 }, { mr: 14, nrVectors: 2, nc: 512, mc: 182 }];
+  const pairs: { spec: GemmSpec; a: Float32Array; b: Float32Array; kernels: NativeKernel[] }[] = [];
+  let i = 0;
+  for (let m = 5; m <= 17; m++) {
+    for (const [n, k] of [[64, 37], [80, 300], [1024, 19], [1000, 260], [10, 64], [128, 9], [96, 40]] as const) {
+      {
+        const spec: GemmSpec = { elementType: "f32", batch: 1, m, n, k, lhsTransposed: m % 3 === 0 };
+        const constantB = (m + n) % 2 === 0;
+        const kernels = tiles.map((tiling) => {
+          const kernel = emitGemmC(spec, nativeCpu(), `g_848_${i++}`, family, constantB, tiling);
+          if ("declined" in kernel) throw new Error(kernel.declined);
+          return kernel;
+        });
+        const a = new Float32Array(m * k).map(() => random() * 2 - 1);
+        const b = new Float32Array(k * n).map(() => random() * 2 - 1);
+        pairs.push({ spec, a, b, kernels });
+      }
+    }
+  }
+  const results = runNativeCases(pairs.flatMap(({ spec, a, b, kernels }) => kernels.map((kernel): NativeCase => ({
+    kernel, operands: [a, kernel.packedOperand === undefined ? b : packB(b, kernel.packedOperand.layout)], resultBytes: [spec.m * spec.n * 4],
+  }))), "native gemm 8x48");
+  const f32 = (bytes: Uint8Array): Float32Array => new Float32Array(bytes.slice().buffer);
+  pairs.forEach(({ spec, a, b, kernels }, c) => {
+    const [eight, fourteen] = [f32(results[2 * c]![0]!), f32(results[2 * c + 1]![0]!)];
+    const name = `${kernels[0]!.name} (${spec.m} rows)`;
+    assert.ok(kernels[0]!.c.source.includes("b0 = _mm512_loadu_ps(b + 0);") && kernels[0]!.c.source.includes("b2 = _mm512_loadu_ps(b + 32);"), `${name}: three vectors a row`);
+    assert.deepEqual(new Uint32Array(eight.buffer), new Uint32Array(fourteen.buffer), `${name}: 8 x 48 and 14 x 32 differ`);
+    const want = gemmReference(spec, a, b);
+    const tol = 4 * 2 ** -23 * spec.k * Math.sqrt(spec.k);
+    for (let e = 0; e < want.length; e++) if (!(Math.abs(eight[e]! - want[e]!) <= tol)) assert.fail(`${name}: element ${e} is ${eight[e]}, want ${want[e]}`);
+  });
+});
+
 test("native gemm: only the avx2 family prefetches B; avx2 and avx512 pack A by transposes and have row tails", () => {
   const spec: GemmSpec = { elementType: "f32", batch: 1, m: 64, n: 64, k: 64 };
-  const source = (name: "avx2" | "avx512"): string => {
-    const kernel = emitGemmC(spec, nativeCpu(), "g", familyByName(name));
+  const source = (name: "avx2" | "avx512", s: GemmSpec = spec): string => {
+    const kernel = emitGemmC(s, nativeCpu(), "g", familyByName(name));
     if ("declined" in kernel) throw new Error(kernel.declined);
     return kernel.c.source;
   };
-  const avx2 = source("avx2"), avx512 = source("avx512");
+  // 42 rows: three whole tiles of 14 on avx512 (fewer padded rows than 48 in tiles of 8).
+  const avx2 = source("avx2"), avx512 = source("avx512", { ...spec, m: 42 });
   assert.ok(avx2.includes("_mm_prefetch("), "avx2 prefetches");
-  assert.ok(!avx512.includes("_mm_prefetch("), "avx512 does not");
+  assert.ok(!avx512.includes("_mm_prefetch(") && !source("avx512").includes("_mm_prefetch("), "avx512 does not");
   // A's 6 rows by one 8 x 8 transpose a block of 8 steps; AVX-512's 14 by two, the 6 rows past the eighth first.
   assert.ok(avx2.includes("g_pack_a8(a + i0 * 64 + p0 + pv, 64, dst + pv * 6)") && !avx2.includes("g_hi_pack_a8("), "avx2 packs A 8 steps at a time");
   assert.ok(avx512.includes("g_pack_a8(a + i0 * 64 + p0 + pv, 64, dst + pv * 14)") && avx512.includes("g_hi_pack_a8(src + 8 * stride, stride, dst + 8);\n  g_lo_pack_a8(src, stride, dst);"),
     "avx512 packs A's 14 rows as 6 then 8");
-  // 64 rows: 10 tiles of 6 and one of 4 (avx2), 4 tiles of 14 and one of 8 (avx512), each last one by a microkernel of its rows.
+  // 64 rows: 10 tiles of 6 and one of 4 (avx2), each last one by a microkernel of its rows; avx512: 8 whole tiles of 8, no tail.
   assert.ok(avx2.includes("g_micro4(kl, ai, bpanel, ci + j"), "avx2's tail of 4 rows");
-  assert.ok(avx512.includes("g_micro8(kl, ai, bpanel, ci + j"), "avx512's tail of 8 rows");
-  assert.ok(!avx512.includes("g_micro8w(") && !avx2.includes("g_micro4w("), "enough accumulators: one panel at a time");
-  // 128 rows: a tail of 2 (both families), 4 accumulators over one panel, 8 over two.
-  const wide = (name: "avx2" | "avx512", constantB: boolean): string => {
-    const kernel = emitGemmC({ ...spec, m: 128, n: 128 }, nativeCpu(), "g", familyByName(name), constantB);
+  assert.ok(!/g_micro[0-9]/.test(source("avx512")), "avx512: 64 rows are whole tiles of 8");
+  assert.ok(source("avx512", { ...spec, m: 27 }).includes("g_micro13(kl, ai, bpanel, ci + j"), "avx512, 27 rows: tiles of 14, a tail of 13");
+  assert.ok(source("avx512", { ...spec, m: 61 }).includes("g_micro5(kl, ai, bpanel, ci + j"), "avx512, 61 rows: tiles of 8, a tail of 5");
+  assert.ok(!avx2.includes("g_micro4w("), "enough accumulators: one panel at a time");
+  // 128 rows: a tail of 2 (avx2), 4 accumulators over one panel, 8 over two; avx512's tiles of 8 none.
+  const wide = (name: "avx2" | "avx512", constantB: boolean, m = 128): string => {
+    const kernel = emitGemmC({ ...spec, m, n: 128 }, nativeCpu(), "g", familyByName(name), constantB);
     if ("declined" in kernel) throw new Error(kernel.declined);
     return kernel.c.source;
   };
-  assert.ok(wide("avx512", false).includes("g_micro2w(kl, ai, bpanel, ci + j"), "avx512: the 2-row tail over two panels");
+  assert.ok(!/g_micro[0-9]/.test(wide("avx512", false)), "avx512: 128 rows are whole tiles of 8");
+  assert.ok(wide("avx512", false, 130).includes("g_micro2w(kl, ai, bpanel, ci + j"), "avx512, 130 rows: the 2-row tail over two panels of 48");
   assert.ok(wide("avx2", true).includes("g_micro2w(kl, ai, bpanel, ci + j"), "avx2, B pre-packed: the 2-row tail over two panels");
   assert.ok(!wide("avx2", false).includes("g_micro2w("), "avx2, B packed by the tiles: the next panel is not packed yet");
-  // The MLP's last layer, 64 x 1024 x 10: 10 columns of a panel of 32 (avx512) or 16 (avx2), one vector's worth; 64 x 1024 x 32: none.
+  // The last part of a panel: avx512 (masks) computes its vectors straight into C; avx2 only a part of one vector, into the tile buffer.
   const narrow = (name: "avx2" | "avx512", n: number): string => {
     const kernel = emitGemmC({ ...spec, k: 1024, n }, nativeCpu(), "g", familyByName(name), true);
     if ("declined" in kernel) throw new Error(kernel.declined);
     return kernel.c.source;
   };
-  assert.ok(narrow("avx512", 10).includes("if (cols <= 16) { if (rows == 14) g_d_micro_v1(kl, a + i * 1024 + p0, bpanel, tile, 32, 0); else g_micro_v1(kl, ai,"), "avx512: one vector of 16");
-  assert.ok(!narrow("avx2", 10).includes("g_micro_v1("), "avx2: 10 columns are more than a vector of 8");
-  assert.ok(narrow("avx2", 8).includes("g_micro_v1("), "avx2: 8 columns are one");
-  assert.ok(!narrow("avx512", 32).includes("g_micro_v1("), "whole panels");
+  // The MLP's last layer, 64 x 1024 x 10: 10 columns of a panel of 48 (avx512, one masked vector) or 16 (avx2, one vector).
+  assert.ok(narrow("avx512", 10).includes("else if (rows == 8 && cols == 10) {\n              g_d_micro_c10(kl, a + i * 1024 + p0, bpanel, ci + j, 10, acc);"), "avx512: 10 columns into C");
+  assert.ok(narrow("avx512", 10).includes("_mm512_mask_storeu_ps(c + 7 * ldc + 0, (__mmask16)0x3ff, c_7_0)"), "avx512: the stores of 10 lanes");
+  // Attention's p·V (n = 64: 48 + 16) and q·Kᵀ (n = 128: 2 x 48 + 32), the MLP's 1024 (21 x 48 + 16), 1000 (20 x 48 + 40: three vectors, the last masked to 8 lanes).
+  assert.ok(narrow("avx512", 64).includes("g_d_micro_c16(") && narrow("avx512", 128).includes("g_d_micro_c32(") && narrow("avx512", 1024).includes("g_d_micro_c16("), "avx512: parts of 16 and 32 columns");
+  assert.ok(narrow("avx512", 1000).includes("_mm512_mask_storeu_ps(c + 0 * ldc + 32, (__mmask16)0xff, c_0_2)"), "avx512: 40 columns, the third vector's 8 lanes");
+  assert.ok(!narrow("avx2", 10).includes("g_micro_c10("), "avx2: 10 columns are more than a vector of 8");
+  assert.ok(narrow("avx2", 8).includes("if (cols == 8) { if (rows == 6) g_d_micro_c8(kl, a + i * 1024 + p0, bpanel, tile, 16, 0); else g_micro_c8(kl, ai, bpanel, tile, 16, 0); }"), "avx2: 8 columns are one, into the tile buffer");
+  assert.ok(!/g_(d_)?micro_c/.test(narrow("avx512", 96)), "whole panels");
 });
 
 test("native gemm: A packed once a call where its rows are one block and its columns several (keepsPackedA), else for each block of columns", () => {
+  // The 14 x 32 tile (42 rows, or A stored [k][m]); the 8 x 48 tile reads a row-major A in place (readsAInPlace).
   const family = familyByName("avx512");
-  const spec = (m: number, n: number, k: number): GemmSpec => ({ elementType: "f32", batch: 1, m, n, k });
+  const spec = (m: number, n: number, k: number, lhsTransposed = false): GemmSpec => ({ elementType: "f32", batch: 1, m, n, k, lhsTransposed });
   const keeps = (s: GemmSpec): boolean => {
     const schedule = planGemm(s, family.target);
-    return keepsPackedA(schedule, Math.min(schedule.tiling.mc ?? schedule.tiling.mr, schedule.mTiles * schedule.tiling.mr));
+    return keepsPackedA(schedule, Math.min(schedule.tiling.mc ?? schedule.tiling.mr, schedule.mTiles * schedule.tiling.mr), readsAInPlace(schedule, family));
   };
-  assert.ok(keeps(spec(64, 1024, 1024)), "the MLP's 64 x 1024 x 1024: four blocks of 256 columns");
-  assert.ok(keeps(spec(128, 768, 3072)) && keeps(spec(128, 3072, 768)), "the prefill's products (A of 128 x 3072: 1.7 MiB)");
-  assert.ok(!keeps(spec(1024, 1024, 1024)), "rows in several blocks of mc");
-  assert.ok(!keeps(spec(128, 32, 768)), "one block of columns: nothing to reuse");
-  assert.ok(!keeps(spec(128, 768, 8192)), "A of 128 x 8192 (4.5 MiB packed) is packed again for each block of columns");
-  const kernel = emitGemmC(spec(64, 1024, 1024), nativeCpu(), "g", family, true);
+  assert.ok(keeps(spec(42, 1024, 1024)), "42 x 1024 x 1024: two blocks of 512 columns");
+  assert.ok(keeps(spec(128, 768, 3072, true)) && keeps(spec(128, 3072, 768, true)), "A stored [k][m], tiles of 8 (A of 128 x 3072: 1.5 MiB)");
+  assert.ok(!keeps(spec(128, 768, 3072)) && !keeps(spec(64, 1024, 1024)), "the prefill's and the MLP's A row-major, read in place");
+  assert.ok(!keeps(spec(1022, 1024, 1024, true)), "rows in several blocks of mc");
+  assert.ok(!keeps(spec(126, 32, 768, true)), "one block of columns: nothing to reuse");
+  assert.ok(!keeps(spec(128, 768, 8192, true)), "A of 128 x 8192 (4 MiB packed) is packed again for each block of columns");
+  const kernel = emitGemmC(spec(42, 1024, 1024), nativeCpu(), "g", family, true);
   if ("declined" in kernel) throw new Error(kernel.declined);
   assert.ok(kernel.c.source.includes("if (packA) for (int64_t i = ib; i < ie; i += 14) g_pack_a(a, apb + (i - a0) * kl,"), "packed only when its tiles are not packed yet");
-  assert.ok(kernel.scratchBytes >= 70 * 1024 * 4, "scratch holds A's every block of k");
+  assert.ok(kernel.scratchBytes >= 42 * 1024 * 4, "scratch holds A's every block of k");
 });
 
 test("native gemm: A read in place up to 4 panels of B (attention's p·V), packed past them (q·Kᵀ, weights); keys stored [n][k] packed by transposes", () => {
   const family = familyByName("avx2");
   const spec = (m: number, n: number, k: number, rhsTransposed = false): GemmSpec => ({ elementType: "f32", batch: 12, m, n, k, rhsTransposed });
-  const inPlace = (s: GemmSpec): boolean => readsAInPlace(planGemm(s, family.target));
+  const inPlace = (s: GemmSpec): boolean => readsAInPlace(planGemm(s, family.target), family);
   assert.equal(inPlace(spec(128, 64, 128)), true, "p·V: 4 panels of 16");
   assert.equal(inPlace(spec(128, 128, 64, true)), false, "q·Kᵀ: 8 panels");
   assert.equal(inPlace({ ...spec(128, 64, 128), lhsTransposed: true }), false, "A stored [k][m] is packed");
