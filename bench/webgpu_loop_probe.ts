@@ -36,26 +36,26 @@ async function nestedProbe(outer: number, inner: number, runs: number, dist: str
   const xlats = await import(new URL("src/compiler/index.js", root).href) as typeof import("../src/compiler/index.js");
   const hlo = await import(new URL("src/text/hlo/index.js", root).href) as typeof import("../src/text/hlo/index.js");
   const adapter = await import(new URL("src/compiler/webgpu/adapter.js", root).href) as typeof import("../src/compiler/webgpu/adapter.js");
+  // Both loops' state: a counter and the vector.
   const S = "(s32[], f32[10])";
-  const I = "(s32[], f32[10])";
   const module = hlo.parseHlo(`HloModule nested_loops
 
 inner_cond {
-  p = ${I} parameter(0)
+  p = ${S} parameter(0)
   j = s32[] get-tuple-element(p), index=0
   m = s32[] constant(${inner})
   ROOT lt = pred[] compare(j, m), direction=LT
 }
 
 inner_body {
-  p = ${I} parameter(0)
+  p = ${S} parameter(0)
   j = s32[] get-tuple-element(p), index=0
   v = f32[10] get-tuple-element(p), index=1
   one = s32[] constant(1)
   j1 = s32[] add(j, one)
   c = f32[10] constant({1, 2, 3, 4, 5, 6, 7, 8, 9, 10})
   v1 = f32[10] add(v, c)
-  ROOT t = ${I} tuple(j1, v1)
+  ROOT t = ${S} tuple(j1, v1)
 }
 
 outer_cond {
@@ -70,8 +70,8 @@ outer_body {
   i = s32[] get-tuple-element(p), index=0
   v = f32[10] get-tuple-element(p), index=1
   z = s32[] constant(0)
-  t0 = ${I} tuple(z, v)
-  w = ${I} while(t0), condition=inner_cond, body=inner_body
+  t0 = ${S} tuple(z, v)
+  w = ${S} while(t0), condition=inner_cond, body=inner_body
   v1 = f32[10] get-tuple-element(w), index=1
   one = s32[] constant(1)
   i1 = s32[] add(i, one)

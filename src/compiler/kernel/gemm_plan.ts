@@ -151,8 +151,9 @@ export interface GemmTarget {
    *   m rows; a unit of work is a tile of rows across all the columns (split only when
    *   there are few row tiles), packing B in blocks of 512 columns x 256 (f64: 128)
    *   steps of k; a convolution's pixels come 64 at a time, its patch rows unpadded.
-   * - "l2-blocks" (C, one microkernel per CPU family): tiles have the family's rows; a
-   *   unit is a tile of rows in one block of nc columns (kc x nc of packed B: 512 KiB),
+   * - "l2-blocks" (C, one microkernel per CPU family): tiles have the family's rows (or
+   *   its altTile's: gemmTile); a unit is a tile of rows in one block of nc columns (kc
+   *   x nc of packed B: 512 KiB, the altTile's 256 KiB),
    *   kc at most 256 (f64: 128) and at most k; a GEMM packs A mc rows at a time (the
    *   block in L2, 192 KiB) and computes each panel of B against all of them; a
    *   convolution keeps its block of B in L2, its pixels about 64 at a time (whole

@@ -35,9 +35,10 @@
 // elements (rowDotsRoutine, dotsRows). Both read B once, in order, at about the
 // memory's read speed (bench/gemv_probe.ts measures them beside a plain read).
 //
-// The tile, the blocking (a kc x nr B panel in L1, the mc x kc block of A in L2, for a
-// 512 KiB L2 and 32-48 KiB L1) and the work split are the schedule's (kernel/gemm_plan.ts,
-// planGemm with the family's GemmTarget); this file renders it.
+// The tile, the blocking (a kc x nr B panel in L1, the mc x kc block of A in L2, for the
+// cache sizes the toolchain detects: native/cpu_caches.ts) and the work split are the
+// schedule's (kernel/gemm_plan.ts, planGemm with the family's GemmTarget); this file
+// renders it.
 
 import type { Declined } from "../kernel/declined.js";
 import {

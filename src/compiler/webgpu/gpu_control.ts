@@ -139,8 +139,6 @@ export interface GpuLoop {
    * words just before its region, in this order: read back with its count.
    */
   readonly reported: readonly WhileStep<GpuStepList>[];
-  /** Whether it lies inside a GPU-driven loop (somewhere: a computation may be called from several places), where it is unrolled. */
-  readonly nested: boolean;
 }
 
 /** A conditional the GPU decides: its selector's type, and its branches' regions, consecutive in the control buffer. */
@@ -192,7 +190,7 @@ const doubled = (step: WhileStep<GpuStepList>): number[] =>
  * conditional's gate and every branch's, each nested loop's gates, copies and
  * `unroll(loop)` iterations (and the extra condition and gate after them).
  */
-export function encodedDispatches(list: GpuStepList, unroll: (loop: WhileStep<GpuStepList>) => number): number {
+function encodedDispatches(list: GpuStepList, unroll: (loop: WhileStep<GpuStepList>) => number): number {
   return list.steps.reduce((n, s) => {
     if (s.kind === "conditional") return n + 1 + s.branches.reduce((m, b) => m + encodedDispatches(b, unroll), 0);
     if (s.kind !== "while") return n + 1;
@@ -293,7 +291,7 @@ export function planGpuControl(
         const loopRegion = region([...copies, ...kernelsOf(step.body), ...(conditionUngated ? [] : condition)]);
         const out = doubled(step);
         const copyOut = isNested && out.length > 0 ? region(out.map((j) => copyKernels.get(step.bytes[j]!)!)) : undefined;
-        loops.set(step, { region: loopRegion, copyOut, conditionUngated, nestsLoops: reported.length > 0, reported, nested: isNested });
+        loops.set(step, { region: loopRegion, copyOut, conditionUngated, nestsLoops: reported.length > 0, reported });
         loopsByWord.set(loopRegion.word, step);
       } else {
         // The verifier admits a pred or an s32 selector only (ir/shape/control.ts).

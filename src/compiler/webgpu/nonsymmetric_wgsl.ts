@@ -56,7 +56,7 @@ import type { FfiCall } from "../../interpreter/lapack/ffi.js";
 import type { GpuLimits } from "./gemm_tiles_wgsl.js";
 import { product, u } from "./op_kernels_wgsl.js";
 import type { WgslKernel } from "./wgsl_kernel.js";
-import { GET, MAGNITUDE, clearShare, gamma, grid, header, resultsAre, type LapackKernel } from "./matrix_kernel_wgsl.js";
+import { GET, IS_ZERO, MAGNITUDE, clearShare, gamma, grid, header, resultsAre, type LapackKernel } from "./matrix_kernel_wgsl.js";
 
 /** Iterations of the QR algorithm a matrix may take, per eigenvalue (the interpreter's and ?lahqr's 30). */
 const MAX_ITERATIONS_PER_EIGENVALUE = 30;
@@ -108,8 +108,6 @@ var<private> xk_xr: u32;
 var<private> xk_xi: u32;
 const XK_ULP = 1.1920929e-7;
 fn xk_set(e: u32, x: f32) { mem[e] = bitcast<u32>(x); }
-// x != 0 as IEEE (and the interpreter) has it, NaN included: WGSL's != on f32 may be ordered (false for a NaN).
-fn xk_nonzero(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) != 0u; }
 fn xk_h(i: u32, j: u32) -> f32 { return xk_get(xk_hr + i * xk_n + j); }
 fn xk_seth(i: u32, j: u32, x: f32) { xk_set(xk_hr + i * xk_n + j, x); }
 // √(a² + b²) without overflow or underflow of the squares.
@@ -139,7 +137,7 @@ fn xk_hessenberg() {
     if (big > 0.0) { for (var q = i + 2u; q < n; q = q + 1u) { let y = xk_h(q, i) / big; sum = sum + y * y; } }
     let xnorm = big * sqrt(sum);
     var tau = 0.0;
-    if (xk_nonzero(xnorm)) {
+    if (!xk_zero(xnorm)) {
       let alpha = xk_h(i + 1u, i);
       let norm = xk_hypot(alpha, xnorm);
       let beta = select(norm, -norm, alpha >= 0.0);
@@ -169,7 +167,7 @@ fn xk_hessenberg() {
   for (var k = 0u; k + 1u < n; k = k + 1u) {
     let i = n - 2u - k;
     let tau = xk_get(xk_tau + i);
-    if (xk_nonzero(tau)) {
+    if (!xk_zero(tau)) {
       for (var c = 0u; c < n; c = c + 1u) {
         var w = xk_get(xk_zr + (i + 1u) * n + c);
         for (var q = i + 2u; q < n; q = q + 1u) { w = w + xk_h(q, i) * xk_get(xk_zr + q * n + c); }
@@ -359,7 +357,7 @@ fn xk_eigenvalues() {
   while (i < n) {
     xk_set(xk_wr + i, xk_h(i, i));
     xk_set(xk_wi + i, 0.0);
-    if (i + 1u < n && xk_nonzero(xk_h(i + 1u, i))) {
+    if (i + 1u < n && !xk_zero(xk_h(i + 1u, i))) {
       let w = sqrt(abs(xk_h(i, i + 1u))) * sqrt(abs(xk_h(i + 1u, i)));
       xk_set(xk_wr + i + 1u, xk_h(i + 1u, i + 1u));
       xk_set(xk_wi + i, w);
@@ -641,7 +639,7 @@ function nonsymmetricKernel(form: Form, batch: number, limits: GpuLimits, maxPer
     ];
   }
   const source = [
-    ...header, GET, MAGNITUDE, FUNCTIONS, ...(form === "gees" ? [] : [VECTOR_FUNCTIONS]),
+    ...header, GET, IS_ZERO, MAGNITUDE, FUNCTIONS, ...(form === "gees" ? [] : [VECTOR_FUNCTIONS]),
     `@compute @workgroup_size(${size})`,
     "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {",
     `  let b = (wid.x + wid.y * ${u(workgroups[0])}) * ${u(size)} + lid.x;`,

@@ -17,13 +17,11 @@
 import { after, test } from "node:test";
 import assert from "node:assert/strict";
 import { webgpuSkip } from "./gpu_available.js";
-import { randoms } from "./linalg_support.js";
+import { randoms, runOnGpu } from "./linalg_support.js";
 import { releaseGpu } from "../../../src/compiler/webgpu/adapter.js";
 import { planGpuProgram } from "../../../src/compiler/webgpu/program.js";
 import { dumpGpuProgram } from "../../../src/compiler/webgpu/executable.js";
 import { schurBound } from "../../../src/compiler/webgpu/nonsymmetric_wgsl.js";
-import { compile } from "../../../src/compiler/index.js";
-import { evaluate } from "../../../src/interpreter/evaluate.js";
 import { geev as referenceGeev } from "../../../src/interpreter/lapack/nonsymmetric.js";
 import { Mat } from "../../../src/interpreter/lapack/matrix.js";
 import { parseStableHlo } from "../../../src/index.js";
@@ -155,16 +153,7 @@ ${lines.join("\n")}
 }`;
   const values = CASES.map((c) => Array.from({ length: count(c.batch) }, (_, s) => c.values(s).map(Math.fround)).flat());
   const args = CASES.map((c, p) => Literal.fromValues("f32", [...c.batch, c.n, c.n], values[p]!));
-  const computation = parseStableHlo(text).entry;
-  const exe = await compile(computation, { backend: "webgpu" });
-  let got: unknown[][], want: unknown[][];
-  try {
-    assert.deepEqual(exe.stats.interpreted, [], exe.dump());
-    got = (await exe.run(args)).arrayLeaves().map((l) => l.values());
-    want = evaluate(computation, args).arrayLeaves().map((l) => l.values());
-  } finally {
-    exe.delete();
-  }
+  const { got, want } = await runOnGpu<unknown>(parseStableHlo(text).entry, args);
   let at = 0;
   CASES.forEach((c, p) => {
     const { batch, n, target } = c;
