@@ -263,15 +263,15 @@ export const DECOMPOSITION_ROWS: { readonly [N in "qr" | "eigh" | "svd" | "eig"]
   },
   eig: {
     lower: (b, [a], p) => eigOps(b, a!, p),
-    jvp: ([t], [a], _outs, p) => {
+    jvp: ([t], [a], primalsOut, p) => {
       const left = p.computeLeftEigenvectors, right = p.computeRightEigenvectors;
       if ((left || right) && !p.enableEigvecDerivs) {
         throw new FrontendError("eig: the derivatives of nonsymmetric eigenvectors hold only where the eigenvalues are distinct and no eigenvector has two components " +
           "tied for the largest magnitude, which cannot be checked when tracing; pass enableEigvecDerivs: true to lax.eig to opt in (as JAX's enable_eigvec_derivs)", "eig", "enableEigvecDerivs");
       }
-      // As JAX's rule: the right eigenvectors are computed whatever was asked (the
-      // eigenvalues' derivative needs them), and the primal results are these.
-      const outs = bindRow("eig")([a!], { ...p, computeRightEigenvectors: true });
+      // As JAX's rule, the right eigenvectors whatever was asked (the eigenvalues'
+      // derivative needs them): the primal results' when they hold them, else a call for them.
+      const outs = right ? primalsOut : bindRow("eig")([a!], { ...p, computeRightEigenvectors: true });
       const [w, vr] = [outs[0]!, outs.at(-1)!];
       const da = lax.convertElementType(t!, vr.dtype);
       if (!left && !right) {

@@ -106,6 +106,9 @@ test("lax.eig: left eigenvectors (vlᴴ a = diag(w) vlᴴ), each of the four out
   assert.equal(onlyLeft.length, 2);
   assert.deepEqual(onlyLeft[1]!.tolist(), vl.tolist());
   assert.equal(lax.eig(a, { computeLeftEigenvectors: false, computeRightEigenvectors: false }).length, 1);
+  // Empty matrices (and batches of them) and 1×1 ones.
+  assert.deepEqual(lax.eig(np.zeros([2, 0, 0])).map((x) => x.shape), [[2, 0], [2, 0, 0], [2, 0, 0]]);
+  assert.deepEqual(np.linalg.eig(f64([[-3]])).eigenvectors.tolist(), [[{ re: 1, im: 0 }]]);
   assert.throws(() => lax.eig(np.array([[1, 2]], { dtype: "float32" })), (e: unknown) => e instanceof FrontendError && /square/.test(e.message));
   assert.throws(() => lax.eig(np.array([[1, 2], [3, 4]], { dtype: "int32" })), (e: unknown) => e instanceof FrontendError && /float or complex/.test(e.message));
   assert.throws(() => np.linalg.eig(np.ones([2, 2], { dtype: "bfloat16" })), (e: unknown) => e instanceof FrontendError && /LAPACK/.test(e.message));
