@@ -12,7 +12,7 @@
 // vmap or jit inside a differentiation (the rule would be bypassed): apply the
 // transformation outside, or differentiate inside.
 
-import { ArrayBase, activeTraces, asArrayValue, innermostTrace, type ArrayLike } from "./core.js";
+import { ArrayBase, Tracer, activeTraces, asArrayValue, innermostTrace, type ArrayLike, type Trace } from "./core.js";
 import { JvpTrace, JvpTracer, VjpTrace, vjpCore } from "./autodiff.js";
 import { FrontendError } from "./errors.js";
 import * as lax from "./lax.js";
@@ -30,6 +30,20 @@ function differentiation(where: string): JvpTrace | VjpTrace | undefined {
     throw new FrontendError(`${where}: called under ${top!.kind} inside ${below.kind}; its rule would be bypassed there (not supported yet: apply ${top!.kind} outside the differentiation, or differentiate inside it)`, where);
   }
   return undefined;
+}
+
+/**
+ * The differentiation that handles a customJvp call: the innermost one its arguments are
+ * traced by (JAX's custom_jvp binds at its arguments' top trace), or none when they are
+ * constants to every differentiation. So a rule that calls its function again on its
+ * primals (tracers of an outer differentiation, under jvp of jvp or hessian) has that call
+ * differentiated by the rule again, at the outer level, not through the function's body.
+ */
+function argumentsDifferentiation(where: string, leaves: readonly ArrayBase[]): JvpTrace | VjpTrace | undefined {
+  if (differentiation(where) === undefined) return undefined;
+  let top: Trace | undefined;
+  for (const l of leaves) if (l instanceof Tracer && (top === undefined || l.trace.level > top.level)) top = l.trace;
+  return top instanceof JvpTrace || top instanceof VjpTrace ? top : undefined;
 }
 
 /** The arguments' leaves as arrays, and a function of leaves calling `f` with the arguments' structure. */
@@ -61,11 +75,11 @@ export interface CustomJvpFunction<F extends Fn> {
 export function customJvp<F extends Fn>(fun: F): CustomJvpFunction<F> {
   let rule: ((primals: unknown[], tangents: unknown[]) => readonly [unknown, unknown]) | undefined;
   const call = (...args: unknown[]): unknown => {
-    const trace = differentiation("customJvp");
+    const { leaves, rebuild } = flatArgs(args, "customJvp");
+    const trace = argumentsDifferentiation("customJvp", leaves);
     if (trace === undefined) return (fun as unknown as AnyFn)(...args);
     if (rule === undefined) throw new FrontendError("customJvp: differentiated before defjvp gave its rule", "customJvp", "defjvp");
     const jvpRule = rule;
-    const { leaves, rebuild } = flatArgs(args, "customJvp");
     const primals = leaves.map((l) => primalOf(trace, l));
     if (trace instanceof JvpTrace) {
       const tangents = leaves.map((l, i) => (l instanceof JvpTracer && l.trace === trace ? l.tangent : null) ?? zerosLike(primals[i]!));

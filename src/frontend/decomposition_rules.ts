@@ -1,15 +1,18 @@
-// Rows of the primitive table for the QR, symmetric eigen- and singular value
-// decompositions (primitives.ts spreads them in). Matrices are the last two dimensions;
-// the others are batch dimensions.
+// Rows of the primitive table for the QR, symmetric and nonsymmetric eigen- and singular
+// value decompositions (primitives.ts spreads them in). Matrices are the last two
+// dimensions; the others are batch dimensions.
 //
 // Lowering, as JAX's on CPU, to jaxlib's LAPACK custom calls (which every xlats backend
 // runs): qr is geqrf then orgqr/ungqr (the Householder product), eigh is syevd/heevd
-// (eigenvalues ascending), svd is gesdd (mode 'A' full, 'S' reduced, 'N' values only).
+// (eigenvalues ascending), svd is gesdd (mode 'A' full, 'S' reduced, 'N' values only),
+// eig is geev (complex eigenvalues and eigenvectors whatever a's type; a matrix whose call
+// fails, info != 0, gets NaNs, as JAX's lowering gives).
 //
 // Derivatives, for real matrices, are JAX's JVP rules (qr_jvp_rule, _eigh_jvp_rule,
-// _svd_jvp_rule); reverse mode transposes them ("transpose" in the table). As JAX's,
-// they assume distinct eigenvalues (singular values), and are not defined for qr's
-// "complete" mode of a tall matrix or a full_matrices SVD of a non-square one.
+// _svd_jvp_rule; eig_jvp_rule for real and complex ones); reverse mode transposes them
+// ("transpose" in the table). As JAX's, they assume distinct eigenvalues (singular
+// values), and are not defined for qr's "complete" mode of a tall matrix or a
+// full_matrices SVD of a non-square one.
 //
 // Nothing here runs when the module loads (primitives.ts imports it while loading).
 
@@ -30,6 +33,8 @@ type V = ArrayBase;
 
 /** The real dtype of a (complex) dtype's components. */
 export const realDtype = (d: DType): DType => (d === "complex64" ? "float32" : d === "complex128" ? "float64" : d);
+/** The complex dtype of a float (or complex) dtype's values: complex64 for float32, complex128 for float64. */
+const complexDtype = (d: DType): DType => (d === "float32" || d === "complex64" ? "complex64" : "complex128");
 
 const iotaOp = (b: XlaBuilder, shape: ArrayShape, dimension: number): XlaOp => b.addInstruction("iota", [], { shape, iotaDimension: dimension });
 
@@ -97,7 +102,66 @@ const sub = (x: V, [r0, r1]: readonly [number, number], [c0, c1]: readonly [numb
   return lax.slice(x, [...batch.map(() => 0), r0, c0], [...batch, r1, c1]);
 };
 
-export const DECOMPOSITION_ROWS: { readonly [N in "qr" | "eigh" | "svd"]: PrimitiveRow<PrimitiveParams[N]> } = {
+/**
+ * geev's results with JAX's NaNs: (w, vl?, vr?), complex. jaxlib's real routine returns
+ * the eigenvalues as (wr, wi) and the eigenvectors already complex (the conjugate pairs
+ * unpacked); the vectors not asked for are still results of the call (not computed,
+ * shaped as the others).
+ */
+function eigOps(b: XlaBuilder, a: XlaOp, { computeLeftEigenvectors: left, computeRightEigenvectors: right }: PrimitiveParams["eig"]): XlaOp[] {
+  const { dimensions, elementType } = a.arrayShape;
+  const prefix = lapackPrefix(a, "eig");
+  const complex = prefix === "c" || prefix === "z";
+  const batch = dimensions.slice(0, -2);
+  const n = dimensions.at(-1)!;
+  const values = arrayShape(elementType, [...batch, n]);
+  const complexType = DTYPES[complexDtype(dtypeOfOp(a))];
+  const vectors = arrayShape(complexType, dimensions);
+  const results = [...(complex ? [values] : [values, values]), vectors, vectors, arrayShape(DTYPES.int32, batch)];
+  const outs = lapackCall(b, "geev", prefix, [a], results,
+    `{compute_left = ${charAttribute(left ? "V" : "N")}, compute_right = ${charAttribute(right ? "V" : "N")}}`);
+  const [vl, vr, info] = outs.slice(-3) as [XlaOp, XlaOp, XlaOp];
+  const w = complex ? outs[0]! : b.addInstruction("complex", [outs[0]!, outs[1]!], {});
+  const ok = compare(info, b.addInstruction("broadcastInDim", [constantR0(b, DTYPES.int32, 0)], { dimensions: [...batch], broadcastDimensions: [] }), "EQ", { compareType: "SIGNED" });
+  const orNan = (x: XlaOp): XlaOp => {
+    const dims = [...x.arrayShape.dimensions];
+    const nan = b.addInstruction("broadcastInDim", [constantR0(b, complexType, { re: NaN, im: NaN })], { dimensions: dims, broadcastDimensions: [] });
+    return select(b.addInstruction("broadcastInDim", [ok], { dimensions: dims, broadcastDimensions: range(batch.length) }), x, nan);
+  };
+  return [orNan(w), ...(left ? [orNan(vl)] : []), ...(right ? [orNan(vr)] : [])];
+}
+
+/** The batched matrix with x (shape [..., n]) along each row: x[..., None, :] broadcast to [..., n, n]. */
+const alongRows = (x: V): V => lax.broadcastInDim(x, [...x.shape, x.shape.at(-1)!], [...range(x.ndim - 1), x.ndim]);
+/** Σ over the rows of each matrix (the column sums), [..., n]. */
+const columnSums = (x: V): V => lax.reduceSum(x, [x.ndim - 2]);
+
+/**
+ * JAX's _eig_vec_jvp: the derivatives of the eigenvalues and of the eigenvectors v (the
+ * columns of `v`, eigenvalues `w`) along da. With P = v⁻¹ da v: dw = diag(P), and dv =
+ * v (F ∘ P) + v diag(c), F[i, j] = 1 / (w_j - w_i) off the diagonal (0 on it). An
+ * eigenvector is fixed only up to a complex factor; c keeps geev's choice of it (unit
+ * 2-norm: Re(vⱼᴴ dvⱼ) = 0; the largest component real: Im(dv[kⱼ, j]) = 0), so the
+ * derivative is that of the vectors LAPACK returns.
+ */
+function eigVectorsJvp(w: V, v: V, da: V): [V, V] {
+  const n = w.shape.at(-1)!;
+  const batch = w.shape.slice(0, -1);
+  const eye = eyeOf(n, batch, w.dtype);
+  const f = lax.sub(lax.div(1, lax.add(eye, lax.sub(alongRows(w), mT(alongRows(w))))), eye);
+  const p = matmul(bindRow("solve")([v, da], { transposeA: false })[0]!, v);
+  const u = matmul(v, lax.mul(f, p));
+  // kⱼ, the row of column j's largest |v|, as a 0/1 mask of v's shape.
+  const r = v.ndim - 2;
+  const k = lax.argmax(lax.abs(v), r, "int32");
+  const mask = lax.convertElementType(lax.eq(lax.broadcastedIota("int32", v.shape, r), lax.broadcastInDim(k, v.shape, [...range(r), r + 1])), v.dtype);
+  const c = lax.complex(
+    lax.neg(lax.real(columnSums(lax.mul(lax.conj(v), u)))),
+    lax.neg(lax.div(lax.imag(columnSums(lax.mul(mask, u))), lax.real(columnSums(lax.mul(mask, v))))));
+  return [diagonal(p), lax.add(u, lax.mul(v, alongRows(c)))];
+}
+
+export const DECOMPOSITION_ROWS: { readonly [N in "qr" | "eigh" | "svd" | "eig"]: PrimitiveRow<PrimitiveParams[N]> } = {
   qr: {
     lower: (b, [a], { fullMatrices }) => qrOps(b, a!, fullMatrices),
     jvp: ([dx], [x], [q, r], { fullMatrices }) => {
@@ -196,5 +260,35 @@ export const DECOMPOSITION_ROWS: { readonly [N in "qr" | "eigh" | "svd"]: Primit
     vjp: "transpose",
     batch: matrixBatch("svd"),
     example: { args: [{ shape: [4, 3] }], params: { fullMatrices: false, computeUv: true } },
+  },
+  eig: {
+    lower: (b, [a], p) => eigOps(b, a!, p),
+    jvp: ([t], [a], primalsOut, p) => {
+      const left = p.computeLeftEigenvectors, right = p.computeRightEigenvectors;
+      if ((left || right) && !p.enableEigvecDerivs) {
+        throw new FrontendError("eig: the derivatives of nonsymmetric eigenvectors hold only where the eigenvalues are distinct and no eigenvector has two components " +
+          "tied for the largest magnitude, which cannot be checked when tracing; pass enableEigvecDerivs: true to lax.eig to opt in (as JAX's enable_eigvec_derivs)", "eig", "enableEigvecDerivs");
+      }
+      // As JAX's rule, the right eigenvectors whatever was asked (the eigenvalues'
+      // derivative needs them): the primal results' when they hold them, else a call for them.
+      const outs = right ? primalsOut : bindRow("eig")([a!], { ...p, computeRightEigenvectors: true });
+      const [w, vr] = [outs[0]!, outs.at(-1)!];
+      const da = lax.convertElementType(t!, vr.dtype);
+      if (!left && !right) {
+        // diag(v⁻¹ da v) as Σₖ (v⁻¹ da)[i, k] v[k, i].
+        return [lax.reduceSum(lax.mul(bindRow("solve")([vr, da], { transposeA: false })[0]!, mT(vr)), [vr.ndim - 1])];
+      }
+      const [dw, dvr] = eigVectorsJvp(w, vr, da);
+      // The left eigenvectors are the right ones of aᴴ, for the eigenvalues conj(w).
+      const dvl = left ? [eigVectorsJvp(lax.conj(w), outs[1]!, lax.conj(mT(da)))[1]] : [];
+      return [dw, ...dvl, ...(right ? [dvr] : [])];
+    },
+    vjp: "transpose",
+    batch: matrixBatch("eig"),
+    example: { args: [{ shape: [3, 3] }], params: { computeLeftEigenvectors: true, computeRightEigenvectors: true, enableEigvecDerivs: true } },
+    moreExamples: [
+      { args: [{ shape: [3, 3] }], params: { computeLeftEigenvectors: false, computeRightEigenvectors: false, enableEigvecDerivs: false } },
+      { args: [{ shape: [3, 3], kind: "complex" }], params: { computeLeftEigenvectors: true, computeRightEigenvectors: true, enableEigvecDerivs: true } },
+    ],
   },
 };

@@ -4,7 +4,7 @@
 // broadcasting and type promotion on top.
 
 import { Array as ConcreteArray, ArrayBase, asArrayValue, bind, bind1, convertElementType, type ArrayLike } from "./core.js";
-import { dtypeKind, isIntegral, type DType } from "./dtypes.js";
+import { dtypeKind, isInexact, isIntegral, type DType } from "./dtypes.js";
 import type { GatherDimensionNumbersInput, ScatterDimensionNumbersInput } from "../builder/data_movement.js";
 import { FrontendError } from "./errors.js";
 import type { PrimitiveName, PrimitiveParams } from "./primitives.js";
@@ -370,6 +370,37 @@ export function eigh(x: ArrayLike, options: { lower?: boolean; symmetrizeInput?:
     a = mul(add(a, dtypeKind(a.dtype) === "complex" ? conj(t) : t), 0.5);
   }
   return bind("eigh", [a], { lower: options.lower ?? true }) as [ArrayBase, ArrayBase];
+}
+
+export interface EigOptions {
+  /** Compute the left eigenvectors (default true, as JAX's): vlᴴ x = diag(w) vlᴴ. */
+  readonly computeLeftEigenvectors?: boolean;
+  /** Compute the right eigenvectors (default true): x vr = vr diag(w). */
+  readonly computeRightEigenvectors?: boolean;
+  /**
+   * Differentiate the eigenvectors too (default false, as JAX's enable_eigvec_derivs): the
+   * derivative of geev's normalization (unit 2-norm, largest component real), valid where
+   * the eigenvalues are distinct and no eigenvector has two components tied for the
+   * largest magnitude. Without it, differentiating a call that computes eigenvectors is
+   * an error (even through its eigenvalues alone), as in JAX.
+   */
+  readonly enableEigvecDerivs?: boolean;
+}
+
+/**
+ * lax.linalg.eig: [w, vl?, vr?], the eigenvalues of square (float or complex) matrices and,
+ * as asked, their left and right eigenvectors (columns), all complex (complex64 for
+ * float32 and complex64 input, complex128 otherwise), by LAPACK's geev. A matrix with a
+ * non-finite entry gives NaNs, as JAX's.
+ */
+export function eig(x: ArrayLike, options: EigOptions = {}): ArrayBase[] {
+  const a = squareOrAny(x, "eig", true);
+  if (!isInexact(a.dtype)) throw new FrontendError(`eig: needs float or complex matrices, got ${a.dtype}`, "eig", "x");
+  return bind("eig", [a], {
+    computeLeftEigenvectors: options.computeLeftEigenvectors ?? true,
+    computeRightEigenvectors: options.computeRightEigenvectors ?? true,
+    enableEigvecDerivs: options.enableEigvecDerivs ?? false,
+  });
 }
 
 /** lax.linalg.svd: [u, s, vh] with x = u diag(s) vh (s descending), or s alone without computeUv. */

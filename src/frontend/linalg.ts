@@ -1,7 +1,7 @@
 // jax.numpy.linalg: norm, composed of numpy functions (so differentiable and batchable);
 // cholesky on the cholesky primitive; inv, solve, det and slogdet on the LU
-// factorization (lu_rules.ts: the lu, solve and det primitives), as JAX's; qr, eigh and
-// svd on theirs, and what JAX composes of them (pinv, lstsq, matrixRank, cond,
+// factorization (lu_rules.ts: the lu, solve and det primitives), as JAX's; qr, eigh, eig
+// and svd on theirs, and what JAX composes of them (pinv, lstsq, matrixRank, cond,
 // matrixPower, multiDot, the array API's vectorNorm, matrixNorm, vecdot, ...). Matrices
 // are the last two dimensions, the others batch; integer inputs become float32, as JAX
 // promotes them.
@@ -241,6 +241,29 @@ export function eigh(a: ArrayLike, UPLO: "L" | "U" | null = null, options: EighO
 /** np.linalg.eigvalsh: the eigenvalues of symmetric matrices, ascending. */
 export function eigvalsh(a: ArrayLike, UPLO: "L" | "U" | null = "L", options: EighOptions = {}): ArrayBase {
   return eigh(a, UPLO, options).eigenvalues;
+}
+
+/** What np.linalg.eig returns: eigenvectors[..., :, i] belongs to eigenvalues[..., i]; both complex. */
+export interface EigResult {
+  readonly eigenvalues: ArrayBase;
+  readonly eigenvectors: ArrayBase;
+}
+
+/**
+ * np.linalg.eig: the eigenvalues and right eigenvectors (unit 2-norm, largest component
+ * real, as LAPACK's geev gives them) of general square matrices, complex64 for 32-bit
+ * input and complex128 for 64-bit, whatever the values (as JAX's, unlike numpy's real
+ * results for real spectra). Differentiating it is an error, as in JAX (lax.eig with
+ * enableEigvecDerivs differentiates the eigenvectors; eigvals the eigenvalues).
+ */
+export function eig(a: ArrayLike): EigResult {
+  const [w, v] = lax.eig(matrices(a, "linalg.eig"), { computeLeftEigenvectors: false });
+  return { eigenvalues: w!, eigenvectors: v! };
+}
+
+/** np.linalg.eigvals: the eigenvalues of general square matrices (complex), differentiable. */
+export function eigvals(a: ArrayLike): ArrayBase {
+  return lax.eig(matrices(a, "linalg.eigvals"), { computeLeftEigenvectors: false, computeRightEigenvectors: false })[0]!;
 }
 
 /** What np.linalg.svd returns (a = U diag(S) Vh, S descending). */

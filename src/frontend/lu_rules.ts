@@ -253,20 +253,21 @@ export const LU_ROWS: { readonly [N in "lu" | "solve" | "det"]: PrimitiveRow<Pri
       const [lu, , perm] = luOps(b, a!, "solve");
       return [luSolveOps(lu, perm, rhs!, p.transposeA)];
     },
+    // The rules hold for complex matrices as written: solve is holomorphic in a and b, and
+    // under JAX's pairing (Re Σ a·b, no conjugate) its transpose is the plain transpose.
     jvp: ([ta, tb], [a, b], [x], p) => {
-      realOnly(a!, "solve");
       let rhs = tb ?? lax.full(b!.shape, 0, b!.dtype);
       if (ta !== null && ta !== undefined) rhs = lax.sub(rhs, matmul(p.transposeA ? mT(ta) : ta, x!));
       return bindRow("solve")([a!, rhs], p);
     },
     vjp: ([ct], [a], [x], p) => {
-      realOnly(a!, "solve");
       const [cb] = bindRow("solve")([a!, ct!], { transposeA: !p.transposeA }) as [V];
       const dOp = lax.neg(matmul(cb, mT(x!)));
       return [p.transposeA ? mT(dOp) : dOp, cb];
     },
     batch: matrixBatch("solve"),
     example: { args: [{ shape: [3, 3], kind: "spd" }, { shape: [3, 2] }], params: { transposeA: false } },
+    moreExamples: [{ args: [{ shape: [3, 3], kind: "complex" }, { shape: [3, 2], kind: "complex" }], params: { transposeA: true } }],
   },
   det: {
     lower: (b, [a]) => {

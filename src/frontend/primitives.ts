@@ -102,6 +102,12 @@ export interface PrimitiveParams {
   qr: { readonly fullMatrices: boolean };
   /** The eigenvectors (columns) and ascending eigenvalues of symmetric matrices: (v, w); reads the `lower` (or upper) triangle. */
   eigh: { readonly lower: boolean };
+  /**
+   * The eigenvalues of square matrices, then (as asked) their left and right eigenvectors
+   * (columns, unit 2-norm, largest component real: LAPACK's geev), all complex: (w, vl?,
+   * vr?). The eigenvectors' derivatives are refused unless enableEigvecDerivs, as JAX's.
+   */
+  eig: { readonly computeLeftEigenvectors: boolean; readonly computeRightEigenvectors: boolean; readonly enableEigvecDerivs: boolean };
   /** a = U diag(s) Vᵀ: (s, u, vt), or (s) without computeUv; s descending. */
   svd: { readonly fullMatrices: boolean; readonly computeUv: boolean };
   /** complex(re, im) from two float arrays of one dtype; real, imag and conj of complex arrays. */

@@ -21,7 +21,6 @@
 // sample at the fixed key (implicit reparameterization); in log space that over the sample.
 
 import { ArrayBase, asArrayValue, type ArrayLike } from "./core.js";
-import { JvpTracer, VjpTracer } from "./autodiff.js";
 import { whileLoop } from "./control.js";
 import { customJvp } from "./custom.js";
 import type { DType } from "./dtypes.js";
@@ -135,13 +134,12 @@ function sampleGamma(key: ArrayLike, a: A, shape: readonly number[], logSpace: b
   // The key is closed over: only `a` has a tangent.
   const sample = customJvp(draw);
   sample.defjvp(([alpha], [tangent]) => {
-    // Under an outer differentiation the rule's own values would be differentiated through
-    // the loops (the rejection loop's path, not the implicit derivative): a wrong second
-    // derivative, so an error instead.
-    if ((alpha instanceof JvpTracer && alpha.tangent !== null) || (alpha instanceof VjpTracer && alpha.carriesDerivative)) {
-      throw new FrontendError("random.gamma: second derivatives with respect to a are not supported (JAX's gives them through random_gamma_grad's own derivative, not written here)", "random.gamma", "a");
-    }
-    const out = draw(alpha as A);
+    // As JAX's rule (defjvp2 of random_gamma_p): the sample is this function's own, so an
+    // outer differentiation (jvp of jvp, hessian) takes its derivative by this rule again,
+    // not through the rejection loop; random_gamma_grad(a, sample) is differentiated as it
+    // is computed (its series and continued fraction, forward through their loops). Reverse
+    // mode over it meets those loops and is refused, as JAX refuses it.
+    const out = sample(alpha as A);
     const wide = lax.broadcastTo(alpha as A, shape);
     const derivative = logSpace ? logGammaGrad(wide, out) : (randomGammaGrad(wide, out) as A);
     return [out, lax.mul(lax.broadcastTo(tangent as A, shape), derivative)];

@@ -22,6 +22,8 @@ function layoutsOf(text: string, target: string): { operands: string; results: s
 const cases: readonly { file: string; target: string; lowered: () => string }[] = [
   { file: "lu.mlir", target: "lapack_sgetrf_ffi", lowered: () => jit((x: FrontendArray) => lax.lu(x)[0]).lower(np.zeros([4, 4])).asText() },
   { file: "eigh.mlir", target: "lapack_ssyevd_ffi", lowered: () => jit((x: FrontendArray) => lax.eigh(x)[0]).lower(np.zeros([4, 4])).asText() },
+  { file: "eig.mlir", target: "lapack_sgeev_ffi", lowered: () => jit((x: FrontendArray) => np.linalg.eig(x).eigenvectors).lower(np.zeros([4, 4])).asText() },
+  { file: "eigvals_c64.mlir", target: "lapack_cgeev_ffi", lowered: () => jit((x: FrontendArray) => np.linalg.eigvals(x)).lower(np.zeros([3, 3], { dtype: "complex64" })).asText() },
   { file: "svd.mlir", target: "lapack_sgesdd_ffi", lowered: () => jit((x: FrontendArray) => np.linalg.svd(x).U).lower(np.zeros([4, 3])).asText() },
   { file: "qr_batched_f64.mlir", target: "lapack_dgeqrf_ffi", lowered: () => jit((x: FrontendArray) => np.linalg.qr(x).Q).lower(np.zeros([2, 4, 3], { dtype: "float64" })).asText() },
   { file: "qr_batched_f64.mlir", target: "lapack_dorgqr_ffi", lowered: () => jit((x: FrontendArray) => np.linalg.qr(x).Q).lower(np.zeros([2, 4, 3], { dtype: "float64" })).asText() },
@@ -35,6 +37,26 @@ for (const c of cases) {
     assert.deepEqual(actual, expected);
   });
 }
+
+test("eig and eigvals: geev's attributes, result types and JAX's NaNs where info != 0, as in JAX's programs", () => {
+  const call = (text: string, target: string): string => text.split("\n").find((l) => l.includes(`@${target}(`))!;
+  const attributes = (line: string): string => line.match(/mhlo\.backend_config = \{[^}]*\}/)![0];
+  const signature = (line: string): string => line.slice(line.lastIndexOf(" : ("));
+  const cases = [
+    { file: "eig.mlir", target: "lapack_sgeev_ffi", text: jit((x: FrontendArray) => { const r = np.linalg.eig(x); return [r.eigenvalues, r.eigenvectors]; }).lower(np.zeros([4, 4])).asText() },
+    { file: "eigvals_c64.mlir", target: "lapack_cgeev_ffi", text: jit((x: FrontendArray) => np.linalg.eigvals(x)).lower(np.zeros([3, 3], { dtype: "complex64" })).asText() },
+  ];
+  for (const c of cases) {
+    const jax = call(readFileSync(path.join(PROGRAMS, c.file), "utf8"), c.target);
+    const ours = call(c.text, c.target);
+    assert.equal(attributes(ours), attributes(jax), `${c.file}: compute_left / compute_right`);
+    assert.equal(signature(ours), signature(jax), `${c.file}: operand and result types`);
+    // info compared with 0 (SIGNED), and a select against a complex NaN per result.
+    assert.match(c.text, /stablehlo\.compare EQ, %0#\d, %\d+, SIGNED/);
+    assert.match(c.text, /stablehlo\.constant dense<\(0x7FC00000,0x7FC00000\)> : tensor<complex<f32>>/);
+    assert.equal(c.text.match(/stablehlo\.select/g)!.length, readFileSync(path.join(PROGRAMS, c.file), "utf8").match(/stablehlo\.select/g)!.length, `${c.file}: one select per result`);
+  }
+});
 
 test("the lowered text with layouts parses back and evaluates to the eager result", () => {
   const a = np.array([[4, 1, 2], [1, 3, 0], [2, 0, 5]], { dtype: "float64" });

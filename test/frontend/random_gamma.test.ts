@@ -7,7 +7,8 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { numpy as np, random, grad, jvp, jit, lax, vmap, FrontendError, type FrontendArray } from "../../src/index.js";
+import { numpy as np, random, grad, jvp, jit, lax, vmap, hessian, jacfwd, FrontendError, type FrontendArray } from "../../src/index.js";
+import { randomGammaGrad } from "../../src/frontend/random_gamma_grad.js";
 
 type A = FrontendArray;
 const f32 = Math.fround;
@@ -182,13 +183,42 @@ test("gamma: d sample / d a is JAX's implicit derivative −(∂P/∂a)/(∂P/�
   // vmap of grad: per-example derivatives as the unbatched grads.
   const per = values(vmap(grad((a: A) => random.gamma(key, a)))(np.array([0.5, 2, 7], { dtype: "float32" })) as A);
   [0.5, 2, 7].forEach((a, i) => assert.equal(per[i], (grad((x: A) => random.gamma(key, x))(np.array(a, { dtype: "float32" })) as A).item()));
-  // Second derivatives in a are an error, not the rejection loop's path differentiated.
-  assert.throws(() => grad(grad((a: A) => random.gamma(key, a)))(np.array(2.5, { dtype: "float32" })), (e: unknown) => e instanceof FrontendError && /second derivatives/.test(e.message));
-  assert.throws(() => jvp(grad((a: A) => random.gamma(key, a)), [np.array(2.5, { dtype: "float32" })], [np.array(1, { dtype: "float32" })]), FrontendError);
   // d/da of gamma(stopGradient(a)) · a is the sample itself.
   const s = random.gamma(key, 2.5).item() as number;
   const d = (grad((a: A) => np.multiply(random.gamma(key, lax.stopGradient(a)), a))(2.5) as A).item() as number;
   assert.ok(Math.abs(d - s) <= 1e-6 * s);
+});
+
+test("random.gamma's second derivative in a, as JAX's: d/da of random_gamma_grad(a, x(a)) with x' its own implicit derivative", () => {
+  const key = random.key(0);
+  const a = np.array([0.7, 2.5, 5, 12], { dtype: "float32" });
+  const ones = np.ones([4], { dtype: "float32" });
+  const sample = (x: A): A => random.gamma(key, x);
+  const first = (x: A): A => (jvp(sample, [x], [ones]) as [A, A])[1];
+  const [, second] = jvp(first, [a], [ones]) as [A, A];
+  // The chain rule on g(a, x) = random_gamma_grad: d/da g(a, x(a)) = ∂g/∂x · g + ∂g/∂a, the
+  // partials by central differences of the first derivative's own function at the sample.
+  const x = sample(a);
+  const g = (p: A, q: A): A => randomGammaGrad(p, q) as A;
+  const h = 1e-2;
+  const dgda = np.divide(np.subtract(g(np.add(a, h), x), g(np.subtract(a, h), x)), 2 * h);
+  const dgdx = np.divide(np.subtract(g(a, np.add(x, h)), g(a, np.subtract(x, h))), 2 * h);
+  const expected = values(np.add(np.multiply(dgdx, g(a, x)), dgda));
+  values(second).forEach((v, i) => assert.ok(Math.abs(v - expected[i]!) <= 2e-4 + 1e-3 * Math.abs(expected[i]!), `d²x/da² [${i}]: ${v} vs ${expected[i]}`));
+  // hessian, jacfwd(grad) and grad(grad) of one sample (its own key) give jvp of jvp's value.
+  const at = np.array(2.5, { dtype: "float32" });
+  const unit = np.array(1, { dtype: "float32" });
+  const one = (x: A): A => random.gamma(key, x);
+  const reference = ((jvp((p: A) => (jvp(one, [p], [unit]) as [A, A])[1], [at], [unit]) as [A, A])[1].item()) as number;
+  for (const [name, f] of [["hessian", hessian(one)], ["jacfwd(grad)", jacfwd(grad(one))], ["grad(grad)", grad(grad(one))]] as const) {
+    const v = (f(at) as A).item() as number;
+    assert.ok(Math.abs(v - reference) <= 1e-6 + 1e-5 * Math.abs(reference), `${name}: ${v} vs ${reference}`);
+  }
+  // loggamma's: (log x)'' = x''/x − (x'/x)², from gamma's (the same draw in log space, to float32 rounding).
+  const logFirst = (p: A): A => (jvp((q: A) => random.loggamma(key, q), [p], [ones]) as [A, A])[1];
+  const [, logSecond] = jvp(logFirst, [a], [ones]) as [A, A];
+  const fromGamma = values(np.subtract(np.divide(second, x), np.square(np.divide(first(a), x))));
+  values(logSecond).forEach((v, i) => assert.ok(Math.abs(v - fromGamma[i]!) <= 1e-3 * (1 + Math.abs(fromGamma[i]!)), `d² log x/da² [${i}]: ${v} vs ${fromGamma[i]}`));
 });
 
 test("gamma family: bad arguments are FrontendErrors", () => {

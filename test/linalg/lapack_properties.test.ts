@@ -140,6 +140,23 @@ test("gees and geev: a rotation (complex pair), a permutation (eigenvalues on th
   for (const k of KINDS) for (const [name, a] of [["rotation", rotation], ["cycle", cycle], ["triangular", triangular]] as const) checkNonsymmetric(k, a, `${k} ${name}`);
 });
 
+test("gees: a 2×2 block with real eigenvalues far apart is triangularized to full accuracy (λ - a without cancellation)", () => {
+  // P diag(3, -1.5, 0.25, 6) P⁻¹: the QR iteration ends on a 2×2 block whose b·c is tiny next to
+  // ((a - d) / 2)²; the block's eigenvector from the difference λ - a lost 1e-11 of Z T Zᵀ = A.
+  const a: CMat = {
+    rows: 4, cols: 4, im: new Array<number>(16).fill(0),
+    re: [27, 78, -21, -114, 27, -14, 25, 1, -91.5, -203, 224.5, -20, -185.25, -182.5, 128.75, 119].map((x) => x / 46),
+  };
+  for (const k of ["d", "z"] as const) {
+    const schur = runCall(`lapack_${k}gees_ffi`, `{mode = ${char("V")}, sort = ${char("N")}}`, [literal(k, [4, 4], a)],
+      k === "z" ? [zeros("c128", [4, 4]), zeros("c128", [4, 4]), zeros("c128", [4]), zeros("s32", []), zeros("s32", [])]
+        : [zeros("f64", [4, 4]), zeros("f64", [4, 4]), zeros("f64", [4]), zeros("f64", [4]), zeros("s32", []), zeros("s32", [])]);
+    const tm = toCMat(schur[0]!), z = toCMat(schur[1]!);
+    assertNear(matmul(matmul(z, tm), adjoint(z)), a, 1e-14, `${k}: Z T Zᴴ = A`);
+    checkNonsymmetric(k, a, `${k} P D P⁻¹`);
+  }
+});
+
 test("gtsv: the solution satisfies A x = b", () => {
   for (const k of KINDS) for (const n of [1, 2, 7]) {
     const dl = random(k, 1, n), d = random(k, 1, n), du = random(k, 1, n), b = stored(k, random(k, n, 3));

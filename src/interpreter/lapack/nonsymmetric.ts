@@ -217,8 +217,12 @@ function standardizeBlock(h: Mat, z: Mat, i: number): void {
   const half = (a - d) / 2, disc = half * half + b * c;
   let cs: number, sn: number;
   if (disc >= 0) {
-    const lambda = (a + d) / 2 + (half >= 0 ? 1 : -1) * Math.sqrt(disc);
-    let v0 = b, v1 = lambda - a;
+    // The eigenvalue λ = (a + d) / 2 ± √disc of larger magnitude's branch, and v = (b, λ - a)
+    // with λ - a = b c / (half ± √disc): the difference itself cancels when b c ≪ half².
+    const root = (half >= 0 ? 1 : -1) * Math.sqrt(disc);
+    const denominator = half + root;
+    let v0 = b, v1 = denominator === 0 ? 0 : (b * c) / denominator;
+    const lambda = a + v1;
     if (Math.abs(v0) + Math.abs(v1) === 0) [v0, v1] = [lambda - d, c];
     const r = Math.hypot(v0, v1);
     [cs, sn] = [v0 / r, v1 / r];
