@@ -3,7 +3,8 @@
 //
 // Commands go through the control block (an Int32Array over a SharedArrayBuffer):
 // the caller writes the command and its arguments, increments GENERATION and
-// notifies; workers block in Atomics.wait on GENERATION. Modules cannot travel through
+// notifies; workers watch GENERATION for a while after a run (WORKER_SPIN_MS), then
+// block in Atomics.wait on it. Modules cannot travel through
 // shared memory, so loading a kernel posts a message; a worker handles messages only
 // outside its wait loop, so it leaves the loop whenever LOADS_POSTED[i] says a message
 // is waiting for it.
@@ -45,6 +46,22 @@ export const CONTROL_INTS = MEMBERS + MAX_MEMBERS * MEMBER_INTS;
 /** UTF-16 code units of the first error message, after the ints. */
 export const ERROR_CHARS = 1024;
 export const CONTROL_BYTES = CONTROL_INTS * 4 + ERROR_CHARS * 2;
+
+/**
+ * How long a worker keeps watching GENERATION after its part of a run before it sleeps
+ * in Atomics.wait, and how long the caller watches DONE before it sleeps. A thread woken
+ * from Atomics.wait took 50-190 us here (the 2-core Zen 5 VM, 2026-12-01: a split run of
+ * two 25 us parts, 215 us with both sleeping, 82 us with the caller watching, 61 us with
+ * both), longer than most parts of a split run, so a sleeping pair made every split
+ * slower than no split. The workers' watch spans the gaps between the split steps of a
+ * program (a GPT-2 decode step's attention between its projections: 100-200 us of
+ * unsplit steps and dispatch); the caller's, any part of a run that is not lopsided. No
+ * yield is available to JavaScript: a watching thread keeps its core for that long.
+ */
+export const WORKER_SPIN_MS = 0.3;
+export const CALLER_SPIN_MS = 2;
+/** Loads of the watched word between readings of the clock. */
+export const SPIN_CHECK = 64;
 
 export const COMMAND_NONE = 0;
 export const COMMAND_RUN = 1;
