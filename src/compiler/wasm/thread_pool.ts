@@ -3,18 +3,18 @@
 //
 // run() is synchronous for its caller: it hands each worker a part of [0, extent)
 // through a shared control block (thread_pool_protocol.ts), does the first part
-// itself, then waits until every worker reports (watching the control block for
-// CALLER_SPIN_MS, then Atomics.wait where the thread may block, as Node's main thread
-// may; spinning on Atomics.load throughout in a browser's main thread). A kernel that traps in any thread makes run throw an Error naming the
+// itself, then waits until every worker reports (watching the control block while the
+// workers run, CALLER_SPIN_MS at most, then Atomics.wait where the thread may block, as
+// Node's main thread may; spinning on Atomics.load throughout in a browser's main thread). A kernel that traps in any thread makes run throw an Error naming the
 // kernel; a worker that died makes run (and every later run) throw instead of hang.
 
 import { hasWebWorkers, importNodeAdapter, runningInNode } from "../../runtime/host_environment.js";
 import type { WorkerHandle } from "../../runtime/worker_host.js";
 import type { WasmKernel } from "./kernel.js";
 import {
-  ACTIVE, BLOCK, CALLER_SPIN_MS, COMMAND, COMMAND_CLOSE, COMMAND_NONE, COMMAND_RUN, CONTROL_BYTES, CONTROL_INTS, DEAD, DONE, ERROR, ERROR_MEMBER,
+  ACTIVE, BLOCK, CALLER_SPIN_MIN_MS, CALLER_SPIN_MS, COMMAND, COMMAND_CLOSE, COMMAND_NONE, COMMAND_RUN, CONTROL_BYTES, CONTROL_INTS, DEAD, DONE, ERROR, ERROR_MEMBER,
   GENERATION, LOADS_POSTED, MAX_ARGS, MAX_MEMBERS, MAX_WORKERS, MEMBER_COUNT, MEMBER_INTS, MEMBERS, RANGE_INTS, RANGES,
-  readErrorMessage, runInBlocks, SPIN_CHECK, type FromWorker, type ToWorker,
+  readErrorMessage, runInBlocks, SPIN_CHECK, STARTED, type FromWorker, type ToWorker,
 } from "./thread_pool_protocol.js";
 
 /** What the pool needs from a worker, whatever runs it (worker_threads, Web Workers): the runtime's worker handle. */
@@ -238,18 +238,21 @@ export class ThreadPool {
     Atomics.store(ints, BLOCK, block);
     Atomics.store(ints, ACTIVE, parts - 1);
     Atomics.store(ints, DONE, 0);
+    Atomics.store(ints, STARTED, 0);
     Atomics.store(ints, ERROR, 0);
     Atomics.store(ints, COMMAND, COMMAND_RUN);
     Atomics.add(ints, GENERATION, 1);
     Atomics.notify(ints, GENERATION);
     let own: unknown;
+    const ownStart = performance.now();
     try {
       runInBlocks(runMembers, scratchOffsets[0] ?? 0, 0, bound(1), block, (k) => { failedHere = k; });
     } catch (e) {
       own = e;
     }
     // Wait for every worker before reporting anything: they use the same memory. Watch
-    // DONE for CALLER_SPIN_MS, then sleep (where this thread may block).
+    // DONE while every worker has started, as long as this part took (within
+    // CALLER_SPIN_MIN_MS and CALLER_SPIN_MS), then sleep (where this thread may block).
     let watchUntil: number | undefined;
     for (let i = 0; ; i++) {
       const done = Atomics.load(ints, DONE);
@@ -260,8 +263,11 @@ export class ThreadPool {
         this.deadReason ??= `worker ${dead} died`;
         throw new Error(`${name()}: thread pool ${this.deadReason} while running it`);
       }
-      watchUntil ??= performance.now() + CALLER_SPIN_MS;
-      if (this.blocking && performance.now() > watchUntil) Atomics.wait(ints, DONE, done, 100);
+      if (watchUntil === undefined) {
+        const now = performance.now();
+        watchUntil = now + Math.min(CALLER_SPIN_MS, Math.max(CALLER_SPIN_MIN_MS, now - ownStart));
+      }
+      if (this.blocking && (Atomics.load(ints, STARTED) < parts - 1 || performance.now() > watchUntil)) Atomics.wait(ints, DONE, done, 100);
     }
     const failed = Atomics.load(ints, ERROR);
     if (own !== undefined) throw failure(failedHere, own);

@@ -4,7 +4,8 @@
 
 import {
   ACTIVE, BLOCK, COMMAND, COMMAND_CLOSE, COMMAND_RUN, CONTROL_INTS, DEAD, DONE, ERROR, ERROR_MEMBER, GENERATION,
-  LOADS_POSTED, MAX_ARGS, MEMBER_COUNT, MEMBER_INTS, MEMBERS, RANGE_INTS, RANGES, runInBlocks, SPIN_CHECK, WORKER_SPIN_MS, writeErrorMessage,
+  LOADS_POSTED, MAX_ARGS, MEMBER_COUNT, MEMBER_INTS, MEMBERS, RANGE_INTS, RANGES, runInBlocks, SPIN_CHECK, STARTED, WORKER_SPIN_MS,
+  writeErrorMessage,
   type FromWorker, type RunMember, type ToWorker,
 } from "./thread_pool_protocol.js";
 
@@ -57,6 +58,7 @@ export function servePoolWorker(port: PoolWorkerPort): PoolWorkerState {
         return;
       }
       if (command !== COMMAND_RUN || index >= Atomics.load(c, ACTIVE)) continue;
+      Atomics.add(c, STARTED, 1);
       let failedMember = 0;
       try {
         const members: RunMember[] = [];
