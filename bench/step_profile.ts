@@ -12,8 +12,11 @@
 // The decode step's caches are donated to each run and taken back from its outputs, as
 // the bench's runner (runners/xlats_compiled.ts) and a decode loop do, so that their
 // dynamic-update-slices write one position in place; `copied` keeps them instead (every
-// run writes whole new caches). On wasm one thread only (the default there): the device's
-// pool would run the kernels in its workers, out of the wrapper's reach.
+// run writes whole new caches). On wasm each thread count has its own device (the device
+// owns the pool); at more than one thread a kernel's time is that of the pool's whole run
+// of it (the split, the workers' parts and the wait for them), so a row that reads slower
+// than at one thread is a split that costs more than it gives. Its CPU time is the calling
+// thread's process-wide reading, which counts the workers' spinning too.
 //   node dist/bench/step_profile.js [only=mlp-infer|gpt2|encoder] [phase=prefill|decode] [backend=native|wasm] [rounds=10] [top=25] [threads=1,2] [copied]
 
 import { compile, WasmDevice, type DeviceArray, type Executable } from "../src/compiler/index.js";
@@ -30,20 +33,23 @@ const rounds = Number(arg("rounds", "10"));
 const top = Number(arg("top", "25"));
 const backend = arg("backend", "native");
 if (backend !== "native" && backend !== "wasm") throw new Error(`backend=${backend}: native or wasm`);
-const threadCounts = arg("threads", backend === "wasm" ? "1" : "1,2").split(",").map(Number);
-if (backend === "wasm" && threadCounts.some((t) => t !== 1)) throw new Error("backend=wasm profiles one thread only");
+const threadCounts = arg("threads", "1,2").split(",").map(Number);
 const w = planWorkloads(false).map((p) => p.full).find((x) => x.kind === only && (x.kind !== "gpt2" || x.phase === arg("phase", "prefill")));
 if (w === undefined) throw new Error(`no workload ${only}`);
 const inputs = makeInputs(w);
 const donated = args.includes("copied") ? [] : donatedInputs(w);
-const device = await WasmDevice.create({ threads: 1 });
+const hostDevice = await WasmDevice.create({ threads: 1 });
 
 /** A step's time in one run: wall and CPU, in microseconds. */
 interface Time { wall: number; cpu: number }
 /** One thread count's executable: each step's time in the current run (perRun), its best, and the best whole run. */
 interface Timed { threads: number; exe: Executable; args: DeviceArray[]; perRun: Map<string, Time>; names: Map<number, string>; best: Map<string, Time>; total: number; totalCpu: number; outside: number }
 const setups: Timed[] = [];
+const devices: WasmDevice[] = [];
 for (const threads of threadCounts) {
+  // The native module owns its threads; a WebAssembly program runs on its device's pool.
+  const device = backend === "wasm" && threads > 1 ? await WasmDevice.create({ threads }) : hostDevice;
+  if (device !== hostDevice) devices.push(device);
   const exe = await compile(buildComputation(w, inputs), { device, backend, threads, ...(donated.length > 0 ? { donate: donated } : {}) });
   const best = new Map<string, Time>();
   const perRun = new Map<string, Time>();
@@ -59,21 +65,30 @@ for (const threads of threadCounts) {
   // kernelTimes); the WebAssembly ones run from their loaded entries (a private field: this
   // probe reaches in), wrapped: a kernel's time accumulates under the step's name within one run.
   exe.kernelTimes = new Float64Array(2 * exe.program.kernels.length);
-  const kernels = (exe as unknown as { kernels: { direct?: (...a: number[]) => void }[] }).kernels;
+  type Pooled = { handle: object; pointers: readonly number[] };
+  type Pool = { runGroup(members: readonly Pooled[], scratch: readonly number[], extent: number, block: number): void };
+  const kernels = (exe as unknown as { kernels: { direct?: (...a: number[]) => void; pooled?: object; pool?: Pool }[] }).kernels;
+  const timed = <T extends unknown[]>(name: string, f: (...a: T) => void) => (...a: T): void => {
+    const c0 = process.cpuUsage();
+    const t0 = process.hrtime.bigint();
+    f(...a);
+    const wall = Number(process.hrtime.bigint() - t0) / 1e3;
+    const c = process.cpuUsage(c0);
+    const sum = perRun.get(name) ?? { wall: 0, cpu: 0 };
+    perRun.set(name, { wall: sum.wall + wall, cpu: sum.cpu + c.user + c.system });
+  };
+  const byHandle = new Map<object, string>();
   kernels.forEach((k, i) => {
-    const f = k.direct;
-    if (f === undefined) return;
     const name = names.get(i) ?? `kernel ${i}`;
-    k.direct = (...a: number[]) => {
-      const c0 = process.cpuUsage();
-      const t0 = process.hrtime.bigint();
-      f(...a);
-      const wall = Number(process.hrtime.bigint() - t0) / 1e3;
-      const c = process.cpuUsage(c0);
-      const sum = perRun.get(name) ?? { wall: 0, cpu: 0 };
-      perRun.set(name, { wall: sum.wall + wall, cpu: sum.cpu + c.user + c.system });
-    };
+    if (k.direct !== undefined) k.direct = timed(name, k.direct);
+    if (k.pooled !== undefined) byHandle.set(k.pooled, name);
   });
+  // Pooled kernels: the pool's run of a kernel (or a row group's kernels, under the first's name).
+  const pool = kernels.find((k) => k.pool !== undefined)?.pool;
+  if (pool !== undefined) {
+    const runGroup = pool.runGroup.bind(pool);
+    pool.runGroup = (members, scratch, extent, block) => timed(byHandle.get(members[0]!.handle) ?? "pooled", runGroup)(members, scratch, extent, block);
+  }
   const args = toLiterals(w, inputs).map((a) => device.bufferFromLiteral(a));
   setups.push({ threads, exe, args, perRun, names, best, total: Infinity, totalCpu: Infinity, outside: Infinity });
 }
@@ -125,4 +140,5 @@ for (const [name, first] of rows) {
   console.log(`${times.map((t) => t.toFixed(1).padStart(9)).join(" ")} ${cpus}  ${rates.padEnd(24)}${name}`);
 }
 for (const s of setups) { s.args.forEach((a) => a.delete()); s.exe.delete(); }
-await device.close();
+for (const d of devices) await d.close();
+await hostDevice.close();

@@ -1,12 +1,15 @@
-// Threads probe (not a test): each workload on one backend at 1 or 2 threads (best time
-// of the rounds). Mid-sized kernels are where a split costs more than it gives: the add
-// of two 98,304-element arrays, a 256 matmul, the MLP step and the encoder block. Each
+// Threads probe (not a test): each workload on one backend at 1 or 2 threads (best and
+// median time of the rounds' runs, and the process's CPU time a run). Mid-sized kernels
+// are where a split costs more than it gives: the add of two 98,304-element arrays, a 256
+// matmul, the MLP step and the encoder block; the bench's GPT-2 prefill and decode and
+// MLP inference too (only=gpt2,mlp). Each
 // thread count runs in its own process (the pool's threads spin after their work, which
 // would take a core from a 1-thread run in the same process): run it alternately, e.g.
 //   for i in 1 2 3; do for t in 1 2; do node dist/bench/threads_probe.js threads=$t; done; done
 //   node dist/bench/threads_probe.js [backend=native|wasm] [threads=1] [rounds=20] [only=a+b,matmul]
 
-import { timeRuns, type Prepared } from "./harness/runner.js";
+import { median, timeRuns, type Prepared } from "./harness/runner.js";
+import { planWorkloads } from "./harness/plan.js";
 import { createCompiledRunner } from "./runners/xlats_compiled.js";
 import { checkResult } from "./workloads/reference.js";
 import { describe, firstWeight, inputShapes, makeInputs, type Workload } from "./workloads/specs.js";
@@ -28,6 +31,8 @@ const workloads: Workload[] = [
   { kind: "matmul", m: 256, k: 256, n: 256 },
   { kind: "mlp", batch: 128, inputs: 784, hidden: 512, classes: 10, learningRate: 0.1 },
   { kind: "transformer", seq: 128, model: 256, heads: 4, ff: 1024 },
+  // The bench's GPT-2 blocks (prefill, decode) and MLP inference, as `npm run bench` runs them.
+  ...planWorkloads(false).map((p) => p.full).filter((w) => w.kind === "gpt2" || w.kind === "mlp-infer"),
 ];
 
 const runners = [createCompiledRunner(backend, threads)];
@@ -46,12 +51,15 @@ for (const w of workloads.filter((x) => only === undefined || only.some((o) => d
     if (bad !== undefined) throw new Error(`${describe(w)} on ${r.threads} thread(s): wrong result: ${bad}`);
     prepared.push(p);
   }
-  let best = Infinity;
+  const all: number[] = [];
+  const c0 = process.cpuUsage();
   for (let round = 0; round < rounds; round++) {
-    const times = await timeRuns(() => prepared[0]!.run(), { warmup: 1, minRuns: 3, maxRuns: 3, budgetS: 0 });
-    best = Math.min(best, ...times);
+    all.push(...(await timeRuns(() => prepared[0]!.run(), { warmup: 1, minRuns: 3, maxRuns: 3, budgetS: 0 })));
   }
-  console.log(`${describe(w).padEnd(32)} ${(best * 1e6).toFixed(1).padStart(9)} us`);
+  // The process's CPU time over the rounds (every thread's, the warm-up runs included) per timed run.
+  const c = process.cpuUsage(c0);
+  const cpu = (c.user + c.system) / all.length;
+  console.log(`${describe(w).padEnd(32)} ${(Math.min(...all) * 1e6).toFixed(1).padStart(9)} us best, ${(median(all) * 1e6).toFixed(1).padStart(9)} median, ${cpu.toFixed(0).padStart(7)} CPU us a run`);
   for (const p of prepared) await p.dispose?.();
 }
 for (const r of runners) await r.close?.();

@@ -42,7 +42,7 @@ function elementOps(f32: boolean): {
 function finishKernel(name: string, module: ModuleBuilder, operandCount: number, schedule: GemmSchedule): WasmKernel {
   return {
     name, bytes: module.finish(), operandCount, resultCount: 1, scratchBytes: 0,
-    parallelExtent: schedule.parallelExtent, costPerUnit: schedule.costPerUnit,
+    parallelExtent: schedule.parallelExtent, costPerUnit: schedule.costPerUnit, minPartUnits: schedule.minPartUnits,
   };
 }
 

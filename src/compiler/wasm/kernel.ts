@@ -48,6 +48,8 @@ export interface WasmKernel {
   readonly parallelExtent: number;
   /** Rough cost of one unit (bytes moved + arithmetic ops), so the executor threads only big work. */
   readonly costPerUnit: number;
+  /** Fewest units one thread's part of a split run may have (absent: 1): smaller parts cost more than they give. */
+  readonly minPartUnits?: number;
   /** Present when the units are rows of the kernel's buffers (see RowAccess). */
   readonly rows?: RowAccess;
   /**

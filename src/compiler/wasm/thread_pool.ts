@@ -3,18 +3,18 @@
 //
 // run() is synchronous for its caller: it hands each worker a part of [0, extent)
 // through a shared control block (thread_pool_protocol.ts), does the first part
-// itself, then waits until every worker reports (Atomics.wait where the thread may
-// block, as Node's main thread may; spinning on Atomics.load in a browser's main
-// thread). A kernel that traps in any thread makes run throw an Error naming the
+// itself, then waits until every worker reports (watching the control block while the
+// workers run, CALLER_SPIN_MS at most, then Atomics.wait where the thread may block, as
+// Node's main thread may; spinning on Atomics.load throughout in a browser's main thread). A kernel that traps in any thread makes run throw an Error naming the
 // kernel; a worker that died makes run (and every later run) throw instead of hang.
 
 import { hasWebWorkers, importNodeAdapter, runningInNode } from "../../runtime/host_environment.js";
 import type { WorkerHandle } from "../../runtime/worker_host.js";
 import type { WasmKernel } from "./kernel.js";
 import {
-  ACTIVE, BLOCK, COMMAND, COMMAND_CLOSE, COMMAND_NONE, COMMAND_RUN, CONTROL_BYTES, CONTROL_INTS, DEAD, DONE, ERROR, ERROR_MEMBER,
+  ACTIVE, BLOCK, CALLER_SPIN_MIN_MS, CALLER_SPIN_MS, COMMAND, COMMAND_CLOSE, COMMAND_NONE, COMMAND_RUN, CONTROL_BYTES, CONTROL_INTS, DEAD, DONE, ERROR, ERROR_MEMBER,
   GENERATION, LOADS_POSTED, MAX_ARGS, MAX_MEMBERS, MAX_WORKERS, MEMBER_COUNT, MEMBER_INTS, MEMBERS, RANGE_INTS, RANGES,
-  readErrorMessage, runInBlocks, type FromWorker, type ToWorker,
+  readErrorMessage, runInBlocks, SPIN_CHECK, STARTED, type FromWorker, type ToWorker,
 } from "./thread_pool_protocol.js";
 
 /** What the pool needs from a worker, whatever runs it (worker_threads, Web Workers): the runtime's worker handle. */
@@ -198,8 +198,12 @@ export class ThreadPool {
       return new Error(`${members[member]!.handle.kernel.name}: ${message}${where}`, { cause: e });
     };
     let cost = 0;
-    for (const m of members) cost += extent * m.handle.kernel.costPerUnit;
-    const parts = Math.min(this.threads, extent);
+    let minPartUnits = 1;
+    for (const m of members) {
+      cost += extent * m.handle.kernel.costPerUnit;
+      minPartUnits = Math.max(minPartUnits, m.handle.kernel.minPartUnits ?? 1);
+    }
+    const parts = Math.min(this.threads, Math.floor(extent / minPartUnits));
     let failedHere = 0;
     if (parts <= 1 || cost < this.minParallelCost) {
       try {
@@ -234,26 +238,36 @@ export class ThreadPool {
     Atomics.store(ints, BLOCK, block);
     Atomics.store(ints, ACTIVE, parts - 1);
     Atomics.store(ints, DONE, 0);
+    Atomics.store(ints, STARTED, 0);
     Atomics.store(ints, ERROR, 0);
     Atomics.store(ints, COMMAND, COMMAND_RUN);
     Atomics.add(ints, GENERATION, 1);
     Atomics.notify(ints, GENERATION);
     let own: unknown;
+    const ownStart = performance.now();
     try {
       runInBlocks(runMembers, scratchOffsets[0] ?? 0, 0, bound(1), block, (k) => { failedHere = k; });
     } catch (e) {
       own = e;
     }
-    // Wait for every worker before reporting anything: they use the same memory.
-    for (;;) {
+    // Wait for every worker before reporting anything: they use the same memory. Watch
+    // DONE while every worker has started, as long as this part took (within
+    // CALLER_SPIN_MIN_MS and CALLER_SPIN_MS), then sleep (where this thread may block).
+    let watchUntil: number | undefined;
+    for (let i = 0; ; i++) {
       const done = Atomics.load(ints, DONE);
       if (done >= parts - 1) break;
+      if (i % SPIN_CHECK !== 0) continue;
       const dead = this.deadWorker(parts - 1);
       if (dead >= 0) {
         this.deadReason ??= `worker ${dead} died`;
         throw new Error(`${name()}: thread pool ${this.deadReason} while running it`);
       }
-      if (this.blocking) Atomics.wait(ints, DONE, done, 100);
+      if (watchUntil === undefined) {
+        const now = performance.now();
+        watchUntil = now + Math.min(CALLER_SPIN_MS, Math.max(CALLER_SPIN_MIN_MS, now - ownStart));
+      }
+      if (this.blocking && (Atomics.load(ints, STARTED) < parts - 1 || performance.now() > watchUntil)) Atomics.wait(ints, DONE, done, 100);
     }
     const failed = Atomics.load(ints, ERROR);
     if (own !== undefined) throw failure(failedHere, own);

@@ -3,7 +3,8 @@
 //
 // Commands go through the control block (an Int32Array over a SharedArrayBuffer):
 // the caller writes the command and its arguments, increments GENERATION and
-// notifies; workers block in Atomics.wait on GENERATION. Modules cannot travel through
+// notifies; workers watch GENERATION for a while after a run (WORKER_SPIN_MS), then
+// block in Atomics.wait on it. Modules cannot travel through
 // shared memory, so loading a kernel posts a message; a worker handles messages only
 // outside its wait loop, so it leaves the loop whenever LOADS_POSTED[i] says a message
 // is waiting for it.
@@ -25,6 +26,8 @@ export const ACTIVE = 6;
 export const ERROR_LENGTH = 7;
 /** Index of the kernel that threw first, within the run's members. */
 export const ERROR_MEMBER = 8;
+/** Workers that took up the current run (the caller watches DONE only while all have: CALLER_SPIN_MS). */
+export const STARTED = 9;
 
 export const MAX_WORKERS = 256;
 export const MAX_ARGS = 64;
@@ -45,6 +48,27 @@ export const CONTROL_INTS = MEMBERS + MAX_MEMBERS * MEMBER_INTS;
 /** UTF-16 code units of the first error message, after the ints. */
 export const ERROR_CHARS = 1024;
 export const CONTROL_BYTES = CONTROL_INTS * 4 + ERROR_CHARS * 2;
+
+/**
+ * How long a worker keeps watching GENERATION after its part of a run before it sleeps
+ * in Atomics.wait, and how long at most the caller watches DONE before it sleeps. A thread
+ * woken from Atomics.wait took 50-190 us on an idle 2-core Zen 5 VM (2026-12-01: a split
+ * run of two 25 us parts, 215 us with both sleeping, 82 us with the caller watching, 61 us
+ * with both), longer than most parts of a split run, so a sleeping pair made every split
+ * slower than no split. The workers' watch spans the gaps between the split steps of a
+ * program (a GPT-2 decode step's attention between its projections: 100-200 us of
+ * unsplit steps and dispatch). JavaScript has no yield: a watching thread keeps its core.
+ * So the caller watches only while every worker has taken up the run (STARTED), and no
+ * longer than its own part took (at least CALLER_SPIN_MIN_MS): a worker that has not
+ * started, or runs far behind, is waiting for a core (a busy machine), and the caller's
+ * core is better given up at once. Watching a fixed 2 ms made a decode step at two
+ * threads ten times slower than at one at load 15-20 without real-time priority.
+ */
+export const WORKER_SPIN_MS = 0.3;
+export const CALLER_SPIN_MS = 2;
+export const CALLER_SPIN_MIN_MS = 0.05;
+/** Loads of the watched word between readings of the clock. */
+export const SPIN_CHECK = 64;
 
 export const COMMAND_NONE = 0;
 export const COMMAND_RUN = 1;

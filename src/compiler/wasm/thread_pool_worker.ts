@@ -1,9 +1,11 @@
 // The worker side of the thread pool (browser-safe): instantiates the kernels it is
-// sent against the shared device memory, then waits in Atomics.wait for commands.
+// sent against the shared device memory, then waits for commands: watching the control
+// block a while after each run, then in Atomics.wait.
 
 import {
   ACTIVE, BLOCK, COMMAND, COMMAND_CLOSE, COMMAND_RUN, CONTROL_INTS, DEAD, DONE, ERROR, ERROR_MEMBER, GENERATION,
-  LOADS_POSTED, MAX_ARGS, MEMBER_COUNT, MEMBER_INTS, MEMBERS, RANGE_INTS, RANGES, runInBlocks, writeErrorMessage,
+  LOADS_POSTED, MAX_ARGS, MEMBER_COUNT, MEMBER_INTS, MEMBERS, RANGE_INTS, RANGES, runInBlocks, SPIN_CHECK, STARTED, WORKER_SPIN_MS,
+  writeErrorMessage,
   type FromWorker, type RunMember, type ToWorker,
 } from "./thread_pool_protocol.js";
 
@@ -26,6 +28,8 @@ export function servePoolWorker(port: PoolWorkerPort): PoolWorkerState {
   let index = -1;
   let loadsDone = 0;
   let seen = 0;
+  /** While watching GENERATION after a run: when to stop and sleep. */
+  let watchUntil: number | undefined;
   const kernels = new Map<number, (...args: number[]) => unknown>();
 
   // Runs commands until a message is waiting (return to the event loop) or close.
@@ -35,16 +39,26 @@ export function servePoolWorker(port: PoolWorkerPort): PoolWorkerState {
       if (Atomics.load(c, LOADS_POSTED + index) > loadsDone) return;
       const generation = Atomics.load(c, GENERATION);
       if (generation === seen) {
+        // Watch for the next run a while (WORKER_SPIN_MS), returning to the checks above
+        // every SPIN_CHECK loads, then sleep.
+        watchUntil ??= performance.now() + WORKER_SPIN_MS;
+        if (performance.now() < watchUntil) {
+          for (let i = 0; i < SPIN_CHECK && Atomics.load(c, GENERATION) === generation; i++);
+          continue;
+        }
         Atomics.wait(c, GENERATION, generation);
+        watchUntil = undefined;
         continue;
       }
       seen = generation;
+      watchUntil = undefined;
       const command = Atomics.load(c, COMMAND);
       if (command === COMMAND_CLOSE) {
         port.close();
         return;
       }
       if (command !== COMMAND_RUN || index >= Atomics.load(c, ACTIVE)) continue;
+      Atomics.add(c, STARTED, 1);
       let failedMember = 0;
       try {
         const members: RunMember[] = [];

@@ -133,6 +133,34 @@ test("thread pool: a trap in a worker or in the caller is an Error naming the ke
   }
 });
 
+test("thread pool: a kernel's minPartUnits keeps a run whole when a thread's part would be smaller", async () => {
+  const memory = sharedMemory();
+  const pool = await ThreadPool.create(memory, 2);
+  try {
+    // The second half [500, 1000) traps (end > 600): in the worker when the run is split,
+    // in the caller when it is not.
+    const inWorker = (e: Error): boolean => /in worker 0/.test(e.message);
+    const split = await pool.load({ ...fillKernel(600), minPartUnits: 500 });
+    assert.throws(() => pool.run(split, [4096], [], 1000), (e: Error) => inWorker(e));
+    const whole = await pool.load({ ...fillKernel(600), name: "fill.whole", minPartUnits: 501 });
+    assert.throws(() => pool.run(whole, [4096], [], 1000), (e: Error) => /^fill\.whole: /.test(e.message) && !inWorker(e));
+    // In a row group the largest member's minimum decides.
+    const plain = await pool.load(fillKernel());
+    assert.throws(() => pool.runGroup([{ handle: plain, pointers: [4096] }, { handle: whole, pointers: [4096] }], [], 1000, 1000),
+      (e: Error) => /^fill\.whole: /.test(e.message) && !inWorker(e));
+    // Runs spaced past the workers' watch (they sleep in between) still complete.
+    const ok = await pool.load({ ...fillKernel(), minPartUnits: 100 });
+    for (let r = 0; r < 3; r++) {
+      new Int32Array(memory.buffer as ArrayBuffer, 4096, 1000).fill(0);
+      pool.run(ok, [4096], [], 1000);
+      assert.equal(new Int32Array(memory.buffer as ArrayBuffer, 4096, 1000)[999], 1999);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  } finally {
+    await pool.close();
+  }
+});
+
 test("thread pool: a dead worker makes run throw instead of hang", async () => {
   const memory = sharedMemory();
   const made: PoolWorker[] = [];
