@@ -130,6 +130,10 @@ export function dotsRows(spec: GemmSpec, target: GemmTarget): boolean {
   return target.blocking === "l2-blocks" && spec.rhsTransposed === true && aRowsContiguous && m >= 1 && m <= GEMV_MAX_ROWS && k > 0 && n > 0;
 }
 
+/** Vectors a panel of B packed for a streaming kernel is wide (one 64-byte line a step of k), and the most rows of A that kernel takes (m x 4 sums in registers). */
+const GEMV_PANEL_VECTORS = 4;
+const GEMV_PANEL_MAX_ROWS = 2;
+
 /** Columns of C (rows of B) a dot-of-rows kernel computes together. */
 export const ROW_DOT_COLUMNS = 4;
 
@@ -348,6 +352,16 @@ export interface GemmSchedule {
    * (measured cold, 2026-12-01). 0 for "packed" and "rowDots".
    */
   readonly sweepRowsWhole: number;
+  /**
+   * "streamB" where B may be packed once (a constant or a weight): the columns of the
+   * panels it is then stored in (panelsOf), each panel all of k by that many columns, the
+   * panels one after another, so that the kernel keeps a panel's sums in registers over
+   * all of k and reads B as one run without touching C (WebAssembly, m <= 2: V8's code
+   * read the GPT-2 decode's 57 MB of weights so 10% faster than by sweeps of rows, which
+   * load and store their row of C for every row of B, and at 1.7x their speed from L3,
+   * 2026-12-01). chunk is then a multiple of it. 0: B is read as stored.
+   */
+  readonly panelColumns: number;
   /** Blocks of k C is accumulated over (1: each element of C written once, in one pass). */
   readonly kBlocks: number;
   /**
@@ -414,7 +428,7 @@ export function planGemm(spec: GemmSpec, target: GemmTarget, tiling: GemmTiling 
     return {
       spec, kind: "rowDots", tiling, caches, lanes, nr, mTiles: 0, chunk, nChunks, parallelExtent: batch * nChunks,
       costPerUnit: 2 * m * Math.min(chunk, n) * k,
-      sweepRows: 0, sweepRowsWhole: 0, ...strides, kBlocks: 1, productInScratch: false,
+      sweepRows: 0, sweepRowsWhole: 0, panelColumns: 0, ...strides, kBlocks: 1, productInScratch: false,
     };
   }
   if (streamsB(spec, target)) {
@@ -422,14 +436,15 @@ export function planGemm(spec: GemmSpec, target: GemmTarget, tiling: GemmTiling 
     // 64 columns, C's multiples of 16 of at least 64 (a C call sweeps its consecutive
     // units as one range, so small chunks cost nothing; 256 left n = 768 three units,
     // two threads one and two of them).
-    const chunk = rowPanels ? Math.max(64, roundUp(Math.ceil(n / MIN_UNITS), lanes)) : Math.max(64, roundUp(Math.ceil(n / MIN_UNITS), 16));
+    const panelColumns = rowPanels && m <= GEMV_PANEL_MAX_ROWS ? GEMV_PANEL_VECTORS * lanes : 0;
+    const chunk = rowPanels ? Math.max(64, roundUp(Math.ceil(n / MIN_UNITS), Math.max(lanes, panelColumns))) : Math.max(64, roundUp(Math.ceil(n / MIN_UNITS), 16));
     const nChunks = Math.max(1, Math.ceil(n / chunk));
     const costPerUnit = rowPanels ? 2 * m * chunk * k + chunk * k * es : 2 * m * Math.min(chunk, n) * k;
     return {
       spec, kind: "streamB", tiling, caches, lanes, nr, mTiles: 0, chunk, nChunks, parallelExtent: batch * nChunks, costPerUnit,
       sweepRows: rowPanels ? (m === 1 ? 8 : 2) : (m === 1 ? 8 : 4),
       sweepRowsWhole: rowPanels ? (m === 1 ? 1 : 2) : (m === 1 ? 8 : 4),
-      ...strides, kBlocks: 1, productInScratch: false,
+      panelColumns, ...strides, kBlocks: 1, productInScratch: false,
     };
   }
   const { mr } = tiling;
@@ -457,6 +472,7 @@ export function planGemm(spec: GemmSpec, target: GemmTarget, tiling: GemmTiling 
     ...strides,
     sweepRows: 0,
     sweepRowsWhole: 0,
+    panelColumns: 0,
     kBlocks: Math.max(1, Math.ceil(k / tiling.kc)),
     productInScratch: productFitsOneBlock(k, tiling.kc) && (rowPanels || k >= 1),
   };
@@ -498,6 +514,18 @@ export function packedBOf(schedule: GemmSchedule, blockColumns = schedule.chunk)
   if (kind !== "packed" || spec.k === 0 || spec.n === 0 || spec.batch === 0) return undefined;
   if ((nChunks > 1 && chunk % nr !== 0) || (blockColumns < chunk && blockColumns % nr !== 0)) return undefined;
   return { elementType: spec.elementType, batch: spec.batch, k: spec.k, n: spec.n, nr, kc: schedule.tiling.kc, chunk, blockColumns, bK, bLine };
+}
+
+/**
+ * The layout a "streamB" schedule's kernel reads a B packed once in (schedule.panelColumns):
+ * packedBOf's, with panels of panelColumns, k in one block and a chunk a column block, so
+ * that each panel is k x panelColumns, k-major, and the panels follow one another;
+ * undefined where the schedule reads B as stored.
+ */
+export function streamedPanelsOf(schedule: GemmSchedule): PackedB | undefined {
+  const { spec, kind, panelColumns, chunk, bK, bLine } = schedule;
+  if (kind !== "streamB" || panelColumns === 0 || spec.k === 0 || spec.n === 0 || spec.batch === 0) return undefined;
+  return { elementType: spec.elementType, batch: spec.batch, k: spec.k, n: spec.n, nr: panelColumns, kc: spec.k, chunk, blockColumns: chunk, bK, bLine };
 }
 
 /** Elements of B in the packed layout. */
