@@ -356,10 +356,12 @@ export interface GemmSchedule {
    * "streamB" where B may be packed once (a constant or a weight): the columns of the
    * panels it is then stored in (panelsOf), each panel all of k by that many columns, the
    * panels one after another, so that the kernel keeps a panel's sums in registers over
-   * all of k and reads B as one run without touching C (WebAssembly, m <= 2: V8's code
-   * read the GPT-2 decode's 57 MB of weights so 10% faster than by sweeps of rows, which
-   * load and store their row of C for every row of B, and at 1.7x their speed from L3,
-   * 2026-12-01). chunk is then a multiple of it. 0: B is read as stored.
+   * all of k and reads B as one run without loading and storing its row of C for every
+   * row of B as the sweeps do (WebAssembly, m <= 2; measured 2026-12-01, load 9-18: the
+   * GPT-2 decode's four products 1.4-1.6x faster with their weights in cache, 0.89 of a
+   * plain read of the same bytes from memory against the sweeps' 0.83, and the whole
+   * decode step within 5% of the sweeps', which memory bounds). chunk is then a multiple
+   * of it. 0: B is read as stored.
    */
   readonly panelColumns: number;
   /** Blocks of k C is accumulated over (1: each element of C written once, in one pass). */

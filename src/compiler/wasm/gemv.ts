@@ -16,6 +16,11 @@
 // With an epilogue (output fusions), each merged block of C (m rows, its columns) is
 // finished with it once the sweeps are done (the block was just written: it is in cache).
 //
+// One or two rows of A against a B that may be packed once (a constant or a weight) take
+// emitGemvPanelKernel instead: B stored as panels of a 64-byte line by all of k, each
+// panel's sums kept in registers over k, so that no row of C is loaded and stored per
+// row of B (kernel/gemm_plan.ts, streamedPanelsOf).
+//
 // A few rows of A against B stored [n][k] (a linear layer's weight, attention's keys in
 // q·Kᵀ) take emitRowDotKernel instead: each element of C is the dot product of two
 // contiguous rows, a group of rows of B at a time, so B is read once, in order.
