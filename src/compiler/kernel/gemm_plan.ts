@@ -354,14 +354,14 @@ export interface GemmSchedule {
   readonly sweepRowsWhole: number;
   /**
    * "streamB" where B may be packed once (a constant or a weight): the columns of the
-   * panels it is then stored in (panelsOf), each panel all of k by that many columns, the
+   * panels it is then stored in (streamedPanelsOf), each panel all of k by that many columns, the
    * panels one after another, so that the kernel keeps a panel's sums in registers over
    * all of k and reads B as one run without loading and storing its row of C for every
    * row of B as the sweeps do (WebAssembly, m <= 2; measured 2026-12-01, load 9-18: the
    * GPT-2 decode's four products 1.4-1.6x faster with their weights in cache, 0.89 of a
-   * plain read of the same bytes from memory against the sweeps' 0.83, and the whole
-   * decode step within 5% of the sweeps', which memory bounds). chunk is then a multiple
-   * of it. 0: B is read as stored.
+   * plain read of the same bytes from memory against the sweeps' 0.83; the whole decode
+   * step, which memory bounds, moved by -6% to +8% between pairings). chunk is then a
+   * multiple of it. 0: B is read as stored.
    */
   readonly panelColumns: number;
   /** Blocks of k C is accumulated over (1: each element of C written once, in one pass). */
@@ -434,8 +434,8 @@ export function planGemm(spec: GemmSpec, target: GemmTarget, tiling: GemmTiling 
     };
   }
   if (streamsB(spec, target)) {
-    // At least 16 units for threads; WebAssembly's chunks are whole vectors of at least
-    // 64 columns, C's multiples of 16 of at least 64 (a C call sweeps its consecutive
+    // At least 16 units for threads; WebAssembly's chunks are whole vectors (whole panels
+    // where m allows them) of at least 64 columns, C's multiples of 16 of at least 64 (a C call sweeps its consecutive
     // units as one range, so small chunks cost nothing; 256 left n = 768 three units,
     // two threads one and two of them).
     const panelColumns = rowPanels && m <= GEMV_PANEL_MAX_ROWS ? GEMV_PANEL_VECTORS * lanes : 0;
