@@ -2,7 +2,7 @@
 // matrix, timed beside a plain read of the same bytes (a sum over the matrix) in
 // interleaved rounds, so the ratio compares both at the same moment of a shared
 // machine's load. Figures are GB/s of weights read (the best of the rounds).
-//   node dist/bench/gemv_probe.js [backend=native|wasm] [threads=1] [rounds=30] [f64] [cold] [shapes=all|decode] [narrow=0|1|only] [cpu]
+//   node dist/bench/gemv_probe.js [backend=native|wasm] [threads=1] [rounds=30] [f64] [cold] [shapes=all|decode] [narrow=0|1|only] [cpu] [constant]
 // The shapes: GPT-2-small decode projections (x·W with W [k][n], and W stored [n][k] as
 // a linear layer's weight), a 4096 x 4096 matrix (64 MiB, past the caches), and the
 // attention of one token over a cache of 128: q·Kᵀ [12,1,64] x [12,128,64] and
@@ -23,10 +23,13 @@
 // (768x768, 768x2304, 768x3072, 3072x768). `narrow=only`: the int8 and bf16 weights
 // without the f32 ones (their time beside the f32 weights' then not printed). `cpu`
 // (one thread): calls timed by the process's CPU time (process.cpuUsage), not wall time,
-// which a loaded machine's preemptions lengthen.
+// which a loaded machine's preemptions lengthen. `constant`: the f32 weights are a constant
+// of the program instead of a parameter, as a model's weights are (the WebAssembly kernel
+// for one or two rows then reads them packed into panels, kernel/gemm_plan.ts's
+// streamedPanelsOf); cold, each copy is an executable of its own, rotated likewise.
 
 import {
-  XlaBuilder, arrayShape, broadcastInDim, convertElementType, parameter, dotGeneral, Literal, compile, mul, WasmDevice,
+  XlaBuilder, arrayShape, broadcastInDim, constantLiteral, convertElementType, parameter, dotGeneral, Literal, compile, mul, WasmDevice,
   type Computation, type DeviceArray, type ElementType, type Executable,
 } from "../src/index.js";
 import { sumOver } from "./workloads/kernels.js";
@@ -43,6 +46,7 @@ const narrow = arg("narrow", "1") !== "0" && type === "f32";
 const narrowOnly = narrow && arg("narrow", "1") === "only";
 const shapeSet = arg("shapes", "all") as "all" | "decode";
 const cpuTime = args.includes("cpu");
+const constantWeights = args.includes("constant");
 if (cpuTime && threads !== 1) throw new Error("gemv_probe: `cpu` times one thread (the process's CPU time sums the threads')");
 /** Milliseconds of wall time, or with `cpu` of the process's CPU time. */
 const clock = cpuTime ? (): number => { const u = process.cpuUsage(); return (u.user + u.system) / 1000; } : (): number => performance.now();
@@ -77,10 +81,12 @@ const count = (dims: readonly number[]): number => dims.reduce((p, d) => p * d, 
 /** Weights as stored: the probe's type, int8 with a per-column scale, or bf16. */
 type Weights = "plain" | "s8" | "bf16";
 
-function dotProgram(c: Case, weights: Weights = "plain"): Computation {
+/** x·W; `constantW`: W (plain weights) those values, a constant of the program, which then takes x alone. */
+function dotProgram(c: Case, weights: Weights = "plain", constantW?: readonly number[]): Computation {
   const b = new XlaBuilder("gemv");
   const x = parameter(b, 0, arrayShape(type, c.lhs), "x");
-  const w = parameter(b, 1, arrayShape(weights === "plain" ? type : weights, c.rhs), "w");
+  const w = constantW !== undefined ? constantLiteral(b, Literal.fromValues(type, c.rhs, constantW))
+    : parameter(b, 1, arrayShape(weights === "plain" ? type : weights, c.rhs), "w");
   const bd = Array.from({ length: c.batchDims }, (_, i) => i);
   let rhs = weights === "plain" ? w : convertElementType(w, "f32");
   if (weights === "s8") {
@@ -115,9 +121,17 @@ const once = (t: Timed): void => {
   t.best = Math.min(t.best, clock() - t0);
 };
 
-/** Cold calls: the weights (argument `weightArg`) replaced by the next of `copies` on every call; `best` ends as the median call. */
-interface ColdTimed extends Timed { readonly copies: DeviceArray[]; readonly weightArg: number; readonly times: number[] }
+/**
+ * Cold calls: the weights (argument `weightArg`) replaced by the next of `copies` on every
+ * call, or with constant weights the next of `exes`; `best` ends as the median call.
+ */
+interface ColdTimed extends Timed { readonly copies: DeviceArray[]; readonly weightArg: number; readonly times: number[]; readonly exes?: Executable[] }
 const rotation = (t: ColdTimed): void => {
+  for (const exe of t.exes ?? []) {
+    const t0 = clock();
+    for (const out of exe.execute(t.args)) out.delete();
+    t.times.push(clock() - t0);
+  }
   for (const copy of t.copies) {
     const callArgs = t.args.map((a, i) => (i === t.weightArg ? copy : a));
     const t0 = clock();
@@ -155,7 +169,11 @@ async function coldCase(c: Case): Promise<void> {
     const same = weights === "plain" ? c.rhs : [bytes / es];
     const copies = Array.from({ length: nCopies }, () => device.bufferFromLiteral(Literal.fromValues(stored.type ?? type, stored.dims, stored.data)));
     const readCopies = weights === "plain" ? copies : Array.from({ length: nCopies }, () => device.bufferFromLiteral(Literal.fromValues(type, same, values(count(same), 3))));
-    const dot: ColdTimed = { ...(await timed(dotProgram(c, weights), inputs)), copies, weightArg: 1, times: [] };
+    const constantCopies = constantWeights && weights === "plain";
+    const dot: ColdTimed = constantCopies
+      ? { ...(await timed(dotProgram(c, weights, w), inputs.slice(0, 1))), copies: [], weightArg: 1, times: [],
+        exes: await Promise.all(Array.from({ length: nCopies }, (_, i) => compile(dotProgram(c, weights, w.map((v) => v + i * 1e-3)), options))) }
+      : { ...(await timed(dotProgram(c, weights), inputs)), copies, weightArg: 1, times: [] };
     const read: ColdTimed = { ...(await timed(sumProgram(same), [{ dims: same, data: values(count(same), 3) }])), copies: readCopies, weightArg: 0, times: [] };
     measured.push({ label: `${weightLabel(c, weights)} (${nCopies} copies)`, bytes, dot, read, copies: weights === "plain" ? copies : [...copies, ...readCopies] });
   }
@@ -167,12 +185,12 @@ async function coldCase(c: Case): Promise<void> {
   }
   for (const p of measured) console.log(line(p.label, p.bytes, p.dot, p.read, p.dot === base ? undefined : base));
   for (const p of measured) {
-    for (const t of [p.dot, p.read]) { for (const a of t.args) a.delete(); t.exe.delete(); }
+    for (const t of [p.dot, p.read]) { for (const a of t.args) a.delete(); t.exe.delete(); for (const e of t.exes ?? []) e.delete(); }
     for (const copy of p.copies) copy.delete();
   }
 }
 
-console.log(`${backend}, ${threads} thread(s), ${type}, ${cpuTime ? "CPU time, " : ""}${cold ? `cold weights (copies of >= ${COLD_BYTES >> 20} MiB in all), median call of ${rounds} rotations` : `best of ${rounds} interleaved rounds`}`);
+console.log(`${backend}, ${threads} thread(s), ${type}, ${constantWeights ? "f32 weights constant, " : ""}${cpuTime ? "CPU time, " : ""}${cold ? `cold weights (copies of >= ${COLD_BYTES >> 20} MiB in all), median call of ${rounds} rotations` : `best of ${rounds} interleaved rounds`}`);
 const line = (label: string, bytes: number, dot: Timed, read: Timed, base?: Timed): string => {
   const gbs = (ms: number): string => (bytes / ms / 1e6).toFixed(1);
   return `${label.padEnd(34)} dot ${(dot.best * 1000).toFixed(1).padStart(7)} us ${gbs(dot.best).padStart(6)} GB/s | read ${(read.best * 1000).toFixed(1).padStart(7)} us ${
@@ -185,7 +203,8 @@ for (const c of cold ? cases.filter((c) => c.batchDims === 0) : cases) {
   for (const weights of weightKinds(c)) {
     const { inputs, bytes } = dotInputs(c, weights, x, w);
     const same = [bytes / es];
-    pairs.push({ label: weightLabel(c, weights), bytes, dot: await timed(dotProgram(c, weights), inputs), read: await timed(sumProgram(same), [{ dims: same, data: values(count(same), 3) }]) });
+    const dot = constantWeights && weights === "plain" ? await timed(dotProgram(c, weights, w), inputs.slice(0, 1)) : await timed(dotProgram(c, weights), inputs);
+    pairs.push({ label: weightLabel(c, weights), bytes, dot, read: await timed(sumProgram(same), [{ dims: same, data: values(count(same), 3) }]) });
   }
   const base = narrowOnly ? undefined : pairs[0]!.dot;
   for (let r = 0; r < rounds; r++) for (const p of pairs) { once(p.dot); once(p.read); once(p.dot); }

@@ -105,6 +105,29 @@ for (const backend of ["wasm", "native"] as const) {
   });
 }
 
+test("wasm: one row of A against a weight or a constant B reads it packed into panels (with an epilogue, n off the panel), as the interpreter computes", async () => {
+  const b = new XlaBuilder("gemv_weights");
+  const x = parameter(b, 0, arrayShape("f32", [1, 531]), "x");
+  const w = parameter(b, 1, arrayShape("f32", [531, 300]), "w");
+  const bias = parameter(b, 2, arrayShape("f32", [300]), "bias");
+  const wc = constantLiteral(b, randomLiteral("f32", [300, 77]));
+  const hidden = max(add(dot(x, w), bias, [1]), constantR0(b, "f32", 0));
+  const c = b.build(tuple(b, [hidden, dot(hidden, wc)]));
+  const exe = await compile(c, { backend: "wasm", weights: [1] });
+  const panelLines = exe.dump().split("\n").filter((l) => l.includes("B in panels"));
+  assert.equal(panelLines.length, 2, exe.dump());
+  assert.equal(exe.program.packedWeights.length, 1);
+  const args = randomArgs(c);
+  const arrays = args.map((a) => exe.device.bufferFromLiteral(a));
+  assertMatches(c, args, outputs(exe, arrays), "first call");
+  const newArgs = [...args];
+  newArgs[1] = randomLiteral("f32", [531, 300]);
+  const newW = exe.device.bufferFromLiteral(newArgs[1]);
+  assertMatches(c, newArgs, outputs(exe, arrays.map((a, i) => (i === 1 ? newW : a))), "another array for w");
+  for (const a of [...arrays, newW]) a.delete();
+  exe.delete();
+});
+
 test("native convolutions read a weight or constant filter packed: plain, with bias and relu, filter blocks of several chunks of columns", { skip: nativeSkipReason() }, async () => {
   // f (3x3, padding 1) as the filter of a plain convolution; e (1x1, depth 4: shallow, so
   // fused with its bias and relu) of an output fusion; g (1x1, 300 -> 600: its kernel

@@ -130,6 +130,10 @@ export function dotsRows(spec: GemmSpec, target: GemmTarget): boolean {
   return target.blocking === "l2-blocks" && spec.rhsTransposed === true && aRowsContiguous && m >= 1 && m <= GEMV_MAX_ROWS && k > 0 && n > 0;
 }
 
+/** Vectors a panel of B packed for a streaming kernel is wide (one 64-byte line a step of k), and the most rows of A that kernel takes (m x 4 sums in registers). */
+const GEMV_PANEL_VECTORS = 4;
+const GEMV_PANEL_MAX_ROWS = 2;
+
 /** Columns of C (rows of B) a dot-of-rows kernel computes together. */
 export const ROW_DOT_COLUMNS = 4;
 
@@ -361,6 +365,18 @@ export interface GemmSchedule {
    * sweep 8 streams whole or not, and their split of 3072 x 768 pays (1.3x): 1 there.
    */
   readonly minPartUnits: number;
+  /**
+   * "streamB" where B may be packed once (a constant or a weight): the columns of the
+   * panels it is then stored in (streamedPanelsOf), each panel all of k by that many columns, the
+   * panels one after another, so that the kernel keeps a panel's sums in registers over
+   * all of k and reads B as one run without loading and storing its row of C for every
+   * row of B as the sweeps do (WebAssembly, m <= 2; measured 2026-12-01, load 9-18: the
+   * GPT-2 decode's four products 1.4-1.6x faster with their weights in cache, 0.89 of a
+   * plain read of the same bytes from memory against the sweeps' 0.83; the whole decode
+   * step, which memory bounds, moved by -6% to +8% between pairings). chunk is then a
+   * multiple of it. 0: B is read as stored.
+   */
+  readonly panelColumns: number;
   /** Blocks of k C is accumulated over (1: each element of C written once, in one pass). */
   readonly kBlocks: number;
   /**
@@ -427,15 +443,16 @@ export function planGemm(spec: GemmSpec, target: GemmTarget, tiling: GemmTiling 
     return {
       spec, kind: "rowDots", tiling, caches, lanes, nr, mTiles: 0, chunk, nChunks, parallelExtent: batch * nChunks,
       costPerUnit: 2 * m * Math.min(chunk, n) * k,
-      sweepRows: 0, sweepRowsWhole: 0, minPartUnits: 1, ...strides, kBlocks: 1, productInScratch: false,
+      sweepRows: 0, sweepRowsWhole: 0, minPartUnits: 1, panelColumns: 0, ...strides, kBlocks: 1, productInScratch: false,
     };
   }
   if (streamsB(spec, target)) {
-    // At least 16 units for threads; WebAssembly's chunks are whole vectors of at least
-    // 64 columns, C's multiples of 16 of at least 64 (a C call sweeps its consecutive
+    // At least 16 units for threads; WebAssembly's chunks are whole vectors (whole panels
+    // where m allows them) of at least 64 columns, C's multiples of 16 of at least 64 (a C call sweeps its consecutive
     // units as one range, so small chunks cost nothing; 256 left n = 768 three units,
     // two threads one and two of them).
-    const chunk = rowPanels ? Math.max(64, roundUp(Math.ceil(n / MIN_UNITS), lanes)) : Math.max(64, roundUp(Math.ceil(n / MIN_UNITS), 16));
+    const panelColumns = rowPanels && m <= GEMV_PANEL_MAX_ROWS ? GEMV_PANEL_VECTORS * lanes : 0;
+    const chunk = rowPanels ? Math.max(64, roundUp(Math.ceil(n / MIN_UNITS), Math.max(lanes, panelColumns))) : Math.max(64, roundUp(Math.ceil(n / MIN_UNITS), 16));
     const nChunks = Math.max(1, Math.ceil(n / chunk));
     const costPerUnit = rowPanels ? 2 * m * chunk * k + chunk * k * es : 2 * m * Math.min(chunk, n) * k;
     return {
@@ -443,7 +460,7 @@ export function planGemm(spec: GemmSpec, target: GemmTarget, tiling: GemmTiling 
       sweepRows: rowPanels ? (m === 1 ? 8 : 2) : (m === 1 ? 8 : 4),
       sweepRowsWhole: rowPanels ? (m === 1 ? 1 : 2) : (m === 1 ? 8 : 4),
       minPartUnits: rowPanels && m === 1 ? Math.ceil(SPLIT_ROW_BYTES / (chunk * es)) : 1,
-      ...strides, kBlocks: 1, productInScratch: false,
+      panelColumns, ...strides, kBlocks: 1, productInScratch: false,
     };
   }
   const { mr } = tiling;
@@ -472,6 +489,7 @@ export function planGemm(spec: GemmSpec, target: GemmTarget, tiling: GemmTiling 
     sweepRows: 0,
     sweepRowsWhole: 0,
     minPartUnits: 1,
+    panelColumns: 0,
     kBlocks: Math.max(1, Math.ceil(k / tiling.kc)),
     productInScratch: productFitsOneBlock(k, tiling.kc) && (rowPanels || k >= 1),
   };
@@ -513,6 +531,18 @@ export function packedBOf(schedule: GemmSchedule, blockColumns = schedule.chunk)
   if (kind !== "packed" || spec.k === 0 || spec.n === 0 || spec.batch === 0) return undefined;
   if ((nChunks > 1 && chunk % nr !== 0) || (blockColumns < chunk && blockColumns % nr !== 0)) return undefined;
   return { elementType: spec.elementType, batch: spec.batch, k: spec.k, n: spec.n, nr, kc: schedule.tiling.kc, chunk, blockColumns, bK, bLine };
+}
+
+/**
+ * The layout a "streamB" schedule's kernel reads a B packed once in (schedule.panelColumns):
+ * packedBOf's, with panels of panelColumns, k in one block and a chunk a column block, so
+ * that each panel is k x panelColumns, k-major, and the panels follow one another;
+ * undefined where the schedule reads B as stored.
+ */
+export function streamedPanelsOf(schedule: GemmSchedule): PackedB | undefined {
+  const { spec, kind, panelColumns, chunk, bK, bLine } = schedule;
+  if (kind !== "streamB" || panelColumns === 0 || spec.k === 0 || spec.n === 0 || spec.batch === 0) return undefined;
+  return { elementType: spec.elementType, batch: spec.batch, k: spec.k, n: spec.n, nr: panelColumns, kc: spec.k, chunk, blockColumns: chunk, bK, bLine };
 }
 
 /** Elements of B in the packed layout. */

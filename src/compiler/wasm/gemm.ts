@@ -28,12 +28,12 @@ import { ModuleBuilder } from "./encoder.js";
 import type { WasmKernel, WasmTarget } from "./kernel.js";
 import type { Declined } from "../kernel/declined.js";
 import {
-  checkGemmSpec, dotsRows, gemmElementBytes, gemmKernelName, gemmTiling, packedBOf, planGemm, type GemmSpec, type GemmTarget, type GemmTiling,
+  checkGemmSpec, dotsRows, gemmElementBytes, gemmKernelName, gemmTiling, packedBOf, planGemm, streamedPanelsOf, type GemmSpec, type GemmTarget, type GemmTiling,
 } from "../kernel/gemm_plan.js";
 import { forRange } from "./loops.js";
 import { elementInfo, gemmFuses, WASM_GEMM_TARGET } from "./gemm_microkernel.js";
 import { emitGemmRows, type GemmRowsLayout, type KernelEpilogue } from "./gemm_rows.js";
-import { emitGemvKernel, emitRowDotKernel } from "./gemv.js";
+import { emitGemvKernel, emitGemvPanelKernel, emitRowDotKernel } from "./gemv.js";
 
 /** WebAssembly's GEMM target as planGemm's dot-of-rows schedule asks for it (see emitGemmKernel). */
 const ROW_DOTS_TARGET: GemmTarget = { ...WASM_GEMM_TARGET, blocking: "l2-blocks" };
@@ -73,7 +73,12 @@ export function emitGemmKernel(
   const nr = nrVectors * elementInfo(type).lanes;
   const packed = constantB && !rowDots ? packedBOf(schedule, Math.ceil(tiling.nc / nr) * nr) : undefined;
   const name = gemmKernelName(spec) + (epilogue === undefined ? "" : " with epilogue") + (packed === undefined ? "" : " (B pre-packed)");
-  if (schedule.kind === "streamB") return emitGemvKernel(schedule, target, name, epilogue);
+  if (schedule.kind === "streamB") {
+    // B packed once into panels where it may be (a constant or a weight), else read as stored.
+    const panels = constantB ? streamedPanelsOf(schedule) : undefined;
+    if (panels === undefined) return emitGemvKernel(schedule, target, name, epilogue);
+    return { ...emitGemvPanelKernel(schedule, target, `${name} (B in panels)`, epilogue), packedOperand: { operand: epilogue?.rhs ?? 1, layout: panels } };
+  }
   const { mTiles, chunk, nChunks, parallelExtent, costPerUnit } = schedule;
   // Byte strides of the stored operands: A(i, p) at i*aRow + p*aK, B(p, j) at p*bK + j*bLine.
   const layout: GemmRowsLayout = {

@@ -16,6 +16,11 @@
 // With an epilogue (output fusions), each merged block of C (m rows, its columns) is
 // finished with it once the sweeps are done (the block was just written: it is in cache).
 //
+// One or two rows of A against a B that may be packed once (a constant or a weight) take
+// emitGemvPanelKernel instead: B stored as panels of a 64-byte line by all of k, each
+// panel's sums kept in registers over k, so that no row of C is loaded and stored per
+// row of B (kernel/gemm_plan.ts, streamedPanelsOf).
+//
 // A few rows of A against B stored [n][k] (a linear layer's weight, attention's keys in
 // q·Kᵀ) take emitRowDotKernel instead: each element of C is the dot product of two
 // contiguous rows, a group of rows of B at a time, so B is read once, in order.
@@ -44,6 +49,14 @@ function finishKernel(name: string, module: ModuleBuilder, operandCount: number,
     name, bytes: module.finish(), operandCount, resultCount: 1, scratchBytes: 0,
     parallelExtent: schedule.parallelExtent, costPerUnit: schedule.costPerUnit, minPartUnits: schedule.minPartUnits,
   };
+}
+
+/** Calls the epilogue on rows [bi·m, bi·m + m) and columns [c0, c1) of C (its operands the kernel's first nOps parameters; `tmp` a scratch i32 local). */
+function callEpilogue(f: FunctionBuilder, epi: number, nOps: number, c: number, m: number, bi: number, c0: number, c1: number, tmp: number): void {
+  for (let x = 0; x < nOps; x++) f.localGet(x);
+  f.localGet(c).localGet(c);
+  f.localGet(bi).i32Const(m).i32Mul().localTee(tmp).localGet(tmp).i32Const(m).i32Add();
+  f.localGet(c0).localGet(c1).call(epi);
 }
 
 /** The most bytes of C one sweep over B's rows accumulates into (it stays in L1 beside the rows of B streaming by). */
@@ -183,12 +196,7 @@ export function emitGemvKernel(schedule: GemmSchedule, target: WasmTarget, name:
         sweeps(sweepRows);
         f.end();
       }
-      if (epi !== undefined) {
-        for (let x = 0; x < nOps; x++) f.localGet(x);
-        f.localGet(c).localGet(c);
-        f.localGet(bi).i32Const(m).i32Mul().localTee(rest).localGet(rest).i32Const(m).i32Add();
-        f.localGet(c0).localGet(c1).call(epi);
-      }
+      if (epi !== undefined) callEpilogue(f, epi, nOps, c, m, bi, c0, c1, rest);
       // Past the merged units (the loop adds the last one).
       f.localGet(u).localGet(merged).i32Add().i32Const(1).i32Sub().localSet(u);
     });
@@ -286,12 +294,117 @@ export function emitRowDotKernel(schedule: GemmSchedule, target: WasmTarget, nam
       f.localGet(c1).localGet(c0).i32Sub().i32Const(group).i32DivU().i32Const(group).i32Mul().localGet(c0).i32Add().localSet(groupEnd);
       forRange(f, j, { local: c0 }, { local: groupEnd }, group, () => columns(group));
       forRange(f, j, { local: groupEnd }, { local: c1 }, 1, () => columns(1));
-      if (epi !== undefined) {
-        for (let x = 0; x < nOps; x++) f.localGet(x);
-        f.localGet(c).localGet(c);
-        f.localGet(bi).i32Const(m).i32Mul().localTee(p).localGet(p).i32Const(m).i32Add();
-        f.localGet(c0).localGet(c1).call(epi);
+      if (epi !== undefined) callEpilogue(f, epi, nOps, c, m, bi, c0, c1, p);
+    });
+  });
+  return finishKernel(name, module, nOps, schedule);
+}
+
+/** Steps of k one iteration of the panel kernel's loop takes (two: the loop's own instructions paid once per two lines of B). */
+const PANEL_K_UNROLL = 2;
+
+/**
+ * A few rows of A (m <= 2) against B packed once into panels (streamedPanelsOf: each
+ * panel k x panelColumns, k-major, the panels in order of columns): each panel's m x
+ * panelColumns sums stay in registers over all of k, a 64-byte line of B a step, so B
+ * is read as one run and C is written once. Each element of C adds its products in order
+ * of k (multiply, then add), from zero, as the interpreter does. Units as emitGemvKernel's
+ * (chunks of columns, each a whole number of panels): consecutive units read consecutive
+ * panels. run(a, b, c, begin, end); with an epilogue, run(operand0, ..., operandN-1, c,
+ * begin, end), each unit's columns finished with it.
+ */
+export function emitGemvPanelKernel(schedule: GemmSchedule, target: WasmTarget, name: string, epilogue?: KernelEpilogue): WasmKernel {
+  const { spec, chunk, nChunks, panelColumns } = schedule;
+  const { m, n, k } = spec;
+  const f32 = spec.elementType === "f32";
+  const { bytes: es, lanes } = elementInfo(spec.elementType);
+  const vectors = panelColumns / lanes;
+  if (!Number.isInteger(vectors) || vectors < 1 || chunk % panelColumns !== 0) throw new Error(`emitGemvPanelKernel: panels of ${panelColumns} columns, chunks of ${chunk}`);
+  const aRow = schedule.aRow * es;
+  const aK = schedule.aK * es;
+  const paddedN = Math.ceil(n / panelColumns) * panelColumns;
+  // The last panel's columns past n (zeros in the packed B) are not stored.
+  const lastPanel = n - (n % panelColumns);
+  const module = new ModuleBuilder().importMemory(target);
+  const epi = epilogue?.add(module);
+  const nOps = epilogue?.operandCount ?? 2;
+  const { vMulAdd } = elementOps(f32);
+
+  module.addFunction("run", new Array<"i32">(nOps + 3).fill("i32"), [], (f) => {
+    const [a, b] = [epilogue?.lhs ?? 0, epilogue?.rhs ?? 1];
+    const [c, begin, end] = [nOps, nOps + 1, nOps + 2];
+    const [u, bi, c0, c1, pa, q, j, p, kEnd, tmp] = Array.from({ length: 10 }, () => f.local("i32"));
+    const acc = Array.from({ length: m * vectors }, () => f.local("v128"));
+    const splats = Array.from({ length: m }, () => f.local("v128"));
+    const bVec = f.local("v128");
+    // One step of k at byte offset `step` of A's column p and `step`·panelColumns of the panel at q.
+    const kStep = (step: number): void => {
+      for (let i = 0; i < m; i++) {
+        f.localGet(p);
+        if (f32) f.v128Load32Splat(i * aRow + step * aK);
+        else f.v128Load64Splat(i * aRow + step * aK);
+        f.localSet(splats[i]!);
       }
+      for (let v = 0; v < vectors; v++) {
+        f.localGet(q).v128Load(step * panelColumns * es + 16 * v).localSet(bVec);
+        for (let i = 0; i < m; i++) {
+          f.localGet(acc[i * vectors + v]!).localGet(splats[i]!).localGet(bVec);
+          vMulAdd(f);
+          f.localSet(acc[i * vectors + v]!);
+        }
+      }
+    };
+    // The panel's sums into C from column j (`columns` of them: a whole panel, or the last one's columns before n).
+    const store = (columns: number): void => {
+      for (let i = 0; i < m; i++) {
+        for (let v = 0; v < vectors; v++) {
+          const at = i * n * es + 16 * v;
+          const left = columns - v * lanes;
+          if (left >= lanes) f.localGet(j).localGet(acc[i * vectors + v]!).v128Store(at);
+          for (let lane = 0; lane < Math.min(left, lanes) && left < lanes; lane++) {
+            f.localGet(j).localGet(acc[i * vectors + v]!);
+            if (f32) f.f32x4ExtractLane(lane).f32Store(at + lane * es);
+            else f.f64x2ExtractLane(lane).f64Store(at + lane * es);
+          }
+        }
+      }
+    };
+    forRange(f, u, { local: begin }, { local: end }, 1, () => {
+      f.localGet(u).i32Const(nChunks).i32DivU().localSet(bi);
+      f.localGet(u).i32Const(nChunks).i32RemU().i32Const(chunk).i32Mul().localTee(c0).i32Const(chunk).i32Add().localSet(c1);
+      setMinU(f, c1, { local: c1 }, n);
+      // The unit's first panel: q = b + (bi·k·paddedN + c0·k)·es; C's row 0 at column c0: j.
+      f.localGet(b).localGet(bi).i32Const(k * paddedN * es).i32Mul().i32Add().localGet(c0).i32Const(k * es).i32Mul().i32Add().localSet(q);
+      f.localGet(c).localGet(bi).i32Const(m * n * es).i32Mul().i32Add().localGet(c0).i32Const(es).i32Mul().i32Add().localSet(j);
+      f.localGet(a).localGet(bi).i32Const(m * k * es).i32Mul().i32Add().localSet(pa);
+      f.localGet(pa).i32Const(((k - (k % PANEL_K_UNROLL)) * aK)).i32Add().localSet(kEnd);
+      // tmp: the panel's first column.
+      forRange(f, tmp, { local: c0 }, { local: c1 }, panelColumns, () => {
+        for (const x of acc) {
+          if (f32) f.f32Const(0).f32x4Splat();
+          else f.f64Const(0).f64x2Splat();
+          f.localSet(x);
+        }
+        forRange(f, p, { local: pa }, { local: kEnd }, PANEL_K_UNROLL * aK, () => {
+          for (let step = 0; step < PANEL_K_UNROLL; step++) kStep(step);
+          f.localGet(q).i32Const(PANEL_K_UNROLL * panelColumns * es).i32Add().localSet(q);
+        });
+        for (let step = 0; step < k % PANEL_K_UNROLL; step++) {
+          f.localGet(kEnd).localSet(p);
+          kStep(step);
+          f.localGet(q).i32Const(panelColumns * es).i32Add().localSet(q);
+        }
+        if (lastPanel === n) store(panelColumns);
+        else {
+          f.localGet(tmp).i32Const(lastPanel).i32Eq().if();
+          store(n - lastPanel);
+          f.else();
+          store(panelColumns);
+          f.end();
+        }
+        f.localGet(j).i32Const(panelColumns * es).i32Add().localSet(j);
+      });
+      if (epi !== undefined) callEpilogue(f, epi, nOps, c, m, bi, c0, c1, tmp);
     });
   });
   return finishKernel(name, module, nOps, schedule);

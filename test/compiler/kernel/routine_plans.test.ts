@@ -6,7 +6,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { arrayShape, convGeneralDilated, parameter, XlaBuilder } from "../../../src/index.js";
 import type { Instruction } from "../../../src/ir/computation.js";
-import { dotsRows, gemmTiling, planGemm, streamsB, type GemmSpec, type GemmTarget } from "../../../src/compiler/kernel/gemm_plan.js";
+import { dotsRows, gemmElementBytes, gemmTiling, planGemm, streamsB, type GemmSpec, type GemmTarget } from "../../../src/compiler/kernel/gemm_plan.js";
 import { convGeometry, planConv } from "../../../src/compiler/kernel/conv_plan.js";
 import { WASM_GEMM_TARGET } from "../../../src/compiler/wasm/gemm_microkernel.js";
 import { familyByName } from "../../../src/compiler/native/gemm_c_family.js";
@@ -62,6 +62,9 @@ test("GEMM schedules cover C exactly once and block k as they say", () => {
         assert.ok(s.sweepRows >= 1 && s.sweepRowsWhole >= 1, what);
         // The C families sweep whole rows as they sweep parts of them.
         if (target.blocking === "l2-blocks") assert.equal(s.sweepRowsWhole, s.sweepRows, what);
+        // Panels of B packed once: WebAssembly's one or two rows, a line of B wide, chunks whole panels.
+        assert.equal(s.panelColumns, target.blocking === "row-panels" && spec.m <= 2 ? 64 / gemmElementBytes(spec.elementType) : 0, what);
+        if (s.panelColumns > 0) assert.equal(s.chunk % s.panelColumns, 0, what);
         continue;
       }
       assert.equal(s.mTiles, spec.m === 0 ? 0 : Math.ceil(spec.m / s.tiling.mr), what);

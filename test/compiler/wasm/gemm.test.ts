@@ -127,9 +127,24 @@ test("gemm: a constant B is read pre-packed (packB's layout): blocks of k and co
   checkGemm({ elementType: "f32", batch: 2, m: 9, n: 37, k: 40 }, base, 3, { mr: 5 }, true);
   checkGemm({ elementType: "f64", batch: 2, m: 9, n: 13, k: 31, rhsTransposed: true }, base, 2, {}, true);
   checkGemm({ elementType: "f32", batch: 1, m: 6, n: 5, k: 3, lhsTransposed: true }, base, 1, {}, true);
-  // One row of A streams B as it is stored: nothing to pre-pack.
-  checkGemm({ elementType: "f32", batch: 1, m: 1, n: 64, k: 10 }, base, 1, {}, false);
-  assert.equal((emitGemmKernel({ elementType: "f32", batch: 1, m: 1, n: 64, k: 10 }, base, undefined, undefined, true) as { packedOperand?: unknown }).packedOperand, undefined);
+  // One row of A streams B (two rows where B is past the caches, 16 MiB): a constant one
+  // packed into panels of all of k (the last panel partial, k odd, chunks, batches, calls
+  // on disjoint ranges); B as stored otherwise. Three or four rows stream B as stored, a
+  // constant one too.
+  const streamed = (spec: GemmSpec, constantB: boolean): { name: string; packedOperand?: unknown } => {
+    const kernel = emitGemmKernel(spec, base, undefined, undefined, constantB);
+    if (isDeclined(kernel)) throw new Error(kernel.declined);
+    return kernel;
+  };
+  for (const [batch, m, n, k, splits] of [[1, 1, 64, 10, 1], [1, 1, 1030, 29, 3], [2, 1, 37, 8, 2], [1, 1, 300, 1, 5], [3, 1, 5, 3, 2], [1, 2, 4100, 1024, 3]] as const) {
+    checkGemm({ elementType: "f32", batch, m, n, k }, base, splits, {}, true);
+    assert.match(streamed({ elementType: "f32", batch, m, n, k }, true).name, /B in panels/);
+    assert.doesNotMatch(streamed({ elementType: "f32", batch, m, n, k }, false).name, /B in panels/);
+  }
+  checkGemm({ elementType: "f64", batch: 2, m: 1, n: 19, k: 7 }, base, 2, {}, true);
+  checkGemm({ elementType: "f32", batch: 1, m: 1, n: 21, k: 18, lhsTransposed: true }, base, 2, {}, true);
+  const threeRows = streamed({ elementType: "f32", batch: 1, m: 3, n: 4096, k: 1024 }, true);
+  assert.ok(threeRows.packedOperand === undefined && !/B in panels/.test(threeRows.name), threeRows.name);
 });
 
 test("gemm: 1-4 rows against B stored [n][k] (x·Wᵀ, q·Kᵀ) take dot products of rows: depths and widths off the vector and the group of rows, batches, split ranges", () => {
@@ -223,39 +238,48 @@ test("gemm kernels of dot_general forms match the interpreter", () => {
   }
 });
 
-test("gemm: one row of A streaming B stored [k][n] adds each element's products in order of k, mul + add: bit for bit the interpreter's stablehlo-reference sums", () => {
+test("gemm: one or two rows of A streaming B stored [k][n], as stored or packed into panels, add each element's products in order of k, mul + add: bit for bit the interpreter's stablehlo-reference sums", () => {
   const target = detectWasmTarget();
-  // Calls over whole rows of B (one row a sweep, a line a step) and over part of each
-  // (calls on disjoint ranges, as threads make them; rows wider than a call merges: eight
-  // rows a sweep); widths that end in whole lines only, in a single vector after them, in
-  // scalars, or in both; depths off either sweep; batches.
-  const cases: [number, number, number, "f32" | "f64", number][] = [
-    [1, 3072, 40, "f32", 1], [1, 1030, 29, "f32", 1], [1, 1030, 29, "f32", 3], [2, 23, 17, "f32", 2], [1, 3, 5, "f32", 1],
-    [3, 64, 9, "f32", 4], [1, 300, 50, "f32", 5], [1, 4100, 11, "f32", 1], [1, 37, 31, "f64", 1], [1, 37, 31, "f64", 2], [2, 1030, 7, "f64", 3],
+  // As stored: calls over whole rows of B (one row a sweep, a line a step) and over part
+  // of each (calls on disjoint ranges, as threads make them; rows wider than a call
+  // merges: eight rows a sweep); widths that end in whole lines only, in a single vector
+  // after them, in scalars, or in both; depths off either sweep; batches; two rows where
+  // B is past the caches. Packed (a constant B): the same, each panel's sums kept in
+  // registers over all of k (depths odd and even, the last panel partial).
+  const cases: [number, number, number, number, "f32" | "f64", number][] = [
+    [1, 1, 3072, 40, "f32", 1], [1, 1, 1030, 29, "f32", 1], [1, 1, 1030, 29, "f32", 3], [2, 1, 23, 17, "f32", 2], [1, 1, 3, 5, "f32", 1],
+    [3, 1, 64, 9, "f32", 4], [1, 1, 300, 50, "f32", 5], [1, 1, 4100, 11, "f32", 1], [1, 1, 37, 31, "f64", 1], [1, 1, 37, 31, "f64", 2], [2, 1, 1030, 7, "f64", 3],
+    [1, 2, 4100, 1024, "f32", 3],
   ];
-  for (const [batch, n, k, type, splits] of cases) {
-    const { computation, dot } = dotOf(batch > 1 ? [batch, 1, k] : [1, k], batch > 1 ? [batch, k, n] : [k, n], batch > 1
-      ? { lhsBatchDimensions: [0], rhsBatchDimensions: [0], lhsContractingDimensions: [2], rhsContractingDimensions: [1] }
-      : { lhsContractingDimensions: [1], rhsContractingDimensions: [0] }, type);
-    const spec = gemmSpecOfDot(dot);
-    if ("declined" in spec) throw new Error(spec.declined);
-    const F = type === "f32" ? Float32Array : Float64Array;
-    // Values whose products and sums round (not small integers), so that any other order or a fused step shows.
-    const a = new F(batch * k).map(() => random() * 2 - 1);
-    const b = new F(batch * k * n).map(() => random() * 2 - 1);
-    const kernel = emitGemmKernel(spec, target);
-    if (isDeclined(kernel)) throw new Error(kernel.declined);
-    assert.doesNotMatch(kernel.name, /row dots/);
-    const want = evaluate(computation, [Literal.fromValues(type, batch > 1 ? [batch, 1, k] : [1, k], a), Literal.fromValues(type, batch > 1 ? [batch, k, n] : [k, n], b)],
-      { accumulation: "stablehlo-reference" }).toNumbers();
-    const [bytes] = runKernel(kernel, target, [a, b], [want.length * F.BYTES_PER_ELEMENT], splits);
-    const got = [...new F(bytes!.buffer as ArrayBuffer, bytes!.byteOffset, want.length)];
-    const differ = got.flatMap((g, i) => (Object.is(g, want[i]) ? [] : [i]));
-    assert.equal(differ.length, 0, `${kernel.name}: ${differ.length} element(s) differ, first ${differ[0]}: ${got[differ[0]!]} vs ${want[differ[0]!]}`);
-    if (n === 3072) {
-      // The comparison sees one rounding: the interpreter's fused steps (its default) give other bits here.
-      const fused = evaluate(computation, [Literal.fromValues(type, [1, k], a), Literal.fromValues(type, [k, n], b)]).toNumbers();
-      assert.ok(fused.some((x, i) => !Object.is(x, got[i])), "fused multiply-adds would differ somewhere");
+  for (const [batch, m, n, k, type, splits] of cases) {
+    for (const constantB of [false, true]) {
+      const lhsDims = batch > 1 ? [batch, m, k] : [m, k];
+      const rhsDims = batch > 1 ? [batch, k, n] : [k, n];
+      const { computation, dot } = dotOf(lhsDims, rhsDims, batch > 1
+        ? { lhsBatchDimensions: [0], rhsBatchDimensions: [0], lhsContractingDimensions: [2], rhsContractingDimensions: [1] }
+        : { lhsContractingDimensions: [1], rhsContractingDimensions: [0] }, type);
+      const spec = gemmSpecOfDot(dot);
+      if ("declined" in spec) throw new Error(spec.declined);
+      const F = type === "f32" ? Float32Array : Float64Array;
+      // Values whose products and sums round (not small integers), so that any other order or a fused step shows.
+      const a = new F(batch * m * k).map(() => random() * 2 - 1);
+      const b = new F(batch * k * n).map(() => random() * 2 - 1);
+      const kernel = emitGemmKernel(spec, target, undefined, undefined, constantB);
+      if (isDeclined(kernel)) throw new Error(kernel.declined);
+      assert.doesNotMatch(kernel.name, /row dots/);
+      assert.equal(/B in panels/.test(kernel.name), constantB, kernel.name);
+      const want = evaluate(computation, [Literal.fromValues(type, lhsDims, a), Literal.fromValues(type, rhsDims, b)],
+        { accumulation: "stablehlo-reference" }).toNumbers();
+      const bRead = kernel.packedOperand === undefined ? b : packB(b, kernel.packedOperand.layout);
+      const [bytes] = runKernel(kernel, target, [a, bRead], [want.length * F.BYTES_PER_ELEMENT], splits);
+      const got = [...new F(bytes!.buffer as ArrayBuffer, bytes!.byteOffset, want.length)];
+      const differ = got.flatMap((g, i) => (Object.is(g, want[i]) ? [] : [i]));
+      assert.equal(differ.length, 0, `${kernel.name}: ${differ.length} element(s) differ, first ${differ[0]}: ${got[differ[0]!]} vs ${want[differ[0]!]}`);
+      if (n === 3072) {
+        // The comparison sees one rounding: the interpreter's fused steps (its default) give other bits here.
+        const fused = evaluate(computation, [Literal.fromValues(type, lhsDims, a), Literal.fromValues(type, rhsDims, b)]).toNumbers();
+        assert.ok(fused.some((x, i) => !Object.is(x, got[i])), `${kernel.name}: fused multiply-adds would differ somewhere`);
+      }
     }
   }
 });
