@@ -217,9 +217,12 @@ fn xk_standardize(i: u32) {
   var cs: f32;
   var sn: f32;
   if (disc >= 0.0) {
-    let lambda = (a + d) / 2.0 + select(-1.0, 1.0, half >= 0.0) * sqrt(disc);
+    // λ - a as b c / (half ± √disc), the root's sign half's, as the interpreter's: the difference
+    // (a + d) / 2 ± √disc - a cancels when b c ≪ half².
+    let denominator = half + select(-1.0, 1.0, half >= 0.0) * sqrt(disc);
     var v0 = b;
-    var v1 = lambda - a;
+    var v1 = select((b * c) / denominator, 0.0, denominator == 0.0);
+    let lambda = a + v1;
     if (abs(v0) + abs(v1) == 0.0) {
       v0 = lambda - d;
       v1 = c;
