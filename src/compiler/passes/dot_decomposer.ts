@@ -1,7 +1,7 @@
 // Dot canonicalization (XLA's DotDecomposer): rewrites every dot_general of f16, bf16,
 // f32 and f64 operands and result (the types some backend's GEMM kernels take: the CPU
 // backends' f32 and f64, WebGPU's halves too; WebGPU's pipeline asks for the types its
-// kernels take, integers and f8 operands too: dotDecomposerFor) into the one form the GEMM kernels take —
+// kernels take, integers and f8 operands too: dotDecomposerFor) into the forms the GEMM kernels take —
 // lhs [batch..., M, K], rhs [batch..., K, N] or [batch..., N, K] — with
 // transposes that bring the batch, free and contracting dimensions into that order and
 // reshapes that merge the free and the contracting ones, then reshapes the [batch...,
