@@ -4,7 +4,7 @@
 // The GotoBLAS/BLIS structure, register-blocked for the machine the module is built on
 // (gemm_c_family.ts picks the family from NativeCpu): for each block of nc columns and
 // kc steps of k, B is packed into nr-column panels (scratch, or packed once where B is
-// a constant; on avx2, B stored by rows is packed a panel at a time by the first tile
+// a constant; on avx2 and avx512, B stored by rows is packed a panel at a time by the first tile
 // of rows that reads it, packsBInTiles), then for each block of mc rows of C
 // (tiling.mc), A is packed into mr-row panels (the mc x kc block stays in L2; where the
 // rows are one block, once a call for all its blocks of columns, keepsPackedA; avx512's
@@ -86,7 +86,7 @@ const IN_PLACE_A_MAX_PANELS = 4;
  * Whether a packed kernel that packs B itself packs each panel in the first tile of
  * rows that reads it (microkernelSource's packsB: B's vectors loaded from where B lies
  * and stored into the panel on their way to the FMAs) instead of packing the block of
- * columns before the tiles: for families with tilesPackB (avx2), B stored by rows
+ * columns before the tiles: for families with tilesPackB (avx2, avx512), B stored by rows
  * (bLine 1: a step's nr columns contiguous). Packing ahead is a pass of its own over B
  * (128 x 256 x 256: 12 of 230 us, 128 x 1024 x 256: 60 of 957 us, B hot in L3), and
  * its panels come back from L2 or L3 for the tiles; packed in the first tile, B is read
@@ -98,7 +98,12 @@ const IN_PLACE_A_MAX_PANELS = 4;
  * 256 x 1024 +6-7%, 128 x 1024 x 256 +1-8%, 128 x 256 x 256 and 128 x 128 x 64 -2 to +8%.
  * Rows of B a multiple of 4 KiB long (n = 1024 f32) put every step's line of the packing
  * tile in one set of the L1: without the prefetch by the tiles before, 64 x 784 x 1024
- * and 64 x 1024 x 1024 ran 5-15% slower packed so; with it, 10-20% faster.
+ * and 64 x 1024 x 1024 ran 5-15% slower packed so; with it, 10-20% faster. On avx512
+ * (8 x 48 tiles, which prefetch nothing), paired with packing ahead (gemm_c_probe.js packB
+ * base=main under chrt -f 5, Zen 5, 2026-12-01, load 15-19): medians 128 x 256 x 1024
+ * +5-9%, 128 x 1024 x 256 +3-7%, 128 x 256 x 256 +3%, 128 x 768 x 3072 +7-11%, 64 x 784
+ * x 1024 +10%, hot and cold; attention's 128 x 128 x 64 -2 to -5%, 128 x 64 x 128 -1 to
+ * +2% (its step in the prefill unchanged).
  */
 export function packsBInTiles(schedule: GemmSchedule, family: GemmFamily): boolean {
   return tilesPackB(family) && schedule.kind === "packed" && schedule.bLine === 1;

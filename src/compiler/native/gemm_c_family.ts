@@ -222,7 +222,7 @@ const vectorExtensions = (rows: number, vectors: number): FamilyCode => {
 };
 
 const CODE: Record<GemmFamilyName, FamilyCode> = {
-  avx512: x86(512, 14, "avx512f", { packA8: avxPackA8Rows, rowTails: true, altTile: { rows: 8, vectors: 3 }, inPlaceRows: 8 }),
+  avx512: x86(512, 14, "avx512f", { packA8: avxPackA8Rows, rowTails: true, altTile: { rows: 8, vectors: 3 }, inPlaceRows: 8, tilesPackB: true }),
   avx2: x86(256, 6, "avx2,fma", { packA8: avxPackA8Rows, prefetchSteps: 64, rowTails: true, tilesPackB: true }),
   neon: vectorExtensions(8, 3),
   portable: vectorExtensions(4, 2),

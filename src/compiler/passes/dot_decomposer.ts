@@ -1,8 +1,8 @@
 // Dot canonicalization (XLA's DotDecomposer): rewrites every dot_general of f16, bf16,
 // f32 and f64 operands and result (the types some backend's GEMM kernels take: the CPU
 // backends' f32 and f64, WebGPU's halves too; WebGPU's pipeline asks for the types its
-// kernels take, integers and f8 operands too: dotDecomposerFor) into the one form the GEMM kernels take —
-// lhs [batch..., M, K], rhs [batch..., K, N] — with
+// kernels take, integers and f8 operands too: dotDecomposerFor) into the forms the GEMM kernels take —
+// lhs [batch..., M, K], rhs [batch..., K, N] or [batch..., N, K] — with
 // transposes that bring the batch, free and contracting dimensions into that order and
 // reshapes that merge the free and the contracting ones, then reshapes the [batch...,
 // M, N] product back to dot_general's result order (batch, lhs free, rhs free). The
@@ -50,11 +50,21 @@ function canonicalize(dot: Instruction<"dot">, operands: readonly Instruction[],
   const k = size(ld, lc);
   const nb = batch.length;
   const a = reshaped(f, transposed(f, lhs, [...lb, ...lf, ...lc], dot), [...batch, m, k], dot);
-  const b = reshaped(f, transposed(f, rhs, [...rb, ...rc, ...rf], dot), [...batch, k, n], dot);
+  // B as [batch..., n, k] (stored transposed, which the GEMM kernels read as such) where the
+  // rhs's minor dimension is its last contracting one: the transpose then moves whole rows of
+  // k, a plain copy, where [batch..., k, n] would gather every element a row apart (the
+  // encoder's keys [s][h][d] contracted over d: 31-33 us for 4 x 64 x 128 gathered, against
+  // 4-6 us for the same data copied as [h][s][d], native, 2026-12-01, docs/benchmarks.md).
+  const bTransposed = rf.length > 0 && rc[rc.length - 1] === rd.length - 1;
+  const b = bTransposed
+    ? reshaped(f, transposed(f, rhs, [...rb, ...rf, ...rc], dot), [...batch, n, k], dot)
+    : reshaped(f, transposed(f, rhs, [...rb, ...rc, ...rf], dot), [...batch, k, n], dot);
   const indices = batch.map((_, i) => i);
   const product = f.add("dot", [a, b], {
     ...dot.attrs,
-    dimensionNumbers: { lhsBatchDimensions: indices, rhsBatchDimensions: indices, lhsContractingDimensions: [nb + 1], rhsContractingDimensions: [nb] },
+    dimensionNumbers: {
+      lhsBatchDimensions: indices, rhsBatchDimensions: indices, lhsContractingDimensions: [nb + 1], rhsContractingDimensions: [bTransposed ? nb + 1 : nb],
+    },
   }, { from: dot });
   return reshaped(f, product, [...dot.shape.dimensions], dot);
 }

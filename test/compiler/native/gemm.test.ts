@@ -166,7 +166,10 @@ test("native gemm: only the avx2 family prefetches B; avx2 and avx512 pack A by 
     return kernel.c.source;
   };
   assert.ok(!/g_micro[0-9]/.test(wide("avx512", false)), "avx512: 128 rows are whole tiles of 8");
-  assert.ok(wide("avx512", false, 130).includes("g_micro2w(kl, ai, bpanel, ci + j"), "avx512, 130 rows: the 2-row tail over two panels of 48");
+  assert.ok(wide("avx512", true, 130).includes("g_micro2w(kl, ai, bpanel, ci + j"), "avx512, 130 rows, B pre-packed: the 2-row tail over two panels of 48");
+  // B packed by the call: its first tile of rows packs each panel as it reads it, so the tail reads one packed panel at a time.
+  const packedByCall = wide("avx512", false, 130);
+  assert.ok(packedByCall.includes("g_micro2(kl, ai, bpanel, ci + j") && !packedByCall.includes("g_micro2w("), "avx512, 130 rows, B packed by the call: the 2-row tail one panel at a time");
   assert.ok(wide("avx2", true).includes("g_micro2w(kl, ai, bpanel, ci + j"), "avx2, B pre-packed: the 2-row tail over two panels");
   assert.ok(!wide("avx2", false).includes("g_micro2w("), "avx2, B packed by the tiles: the next panel is not packed yet");
   // The last part of a panel: avx512 (masks) computes its vectors straight into C; avx2 only a part of one vector, into the tile buffer.
@@ -225,10 +228,10 @@ test("native gemm: A read in place up to 4 panels of B (attention's p·V), packe
   assert.ok(!source(spec(128, 128, 64)).includes("g_b_pack_a8("), "B stored by rows is not");
 });
 
-test("native gemm: the avx2 family's first tile of rows packs B stored by rows, not B stored [n][k] or pre-packed, nor other families", () => {
+test("native gemm: the avx2 and avx512 families' first tile of rows packs B stored by rows, not B stored [n][k] or pre-packed, nor the other families", () => {
   const x86: NativeCpu = { arch: "x86_64", avx2: true, fma: true, avx512f: false, neon: false };
   const spec = (n: number, rhsTransposed = false): GemmSpec => ({ elementType: "f32", batch: 1, m: 128, n, k: 256, rhsTransposed });
-  const source = (s: GemmSpec, name: "avx2" | "avx512" = "avx2", constantB = false): string => {
+  const source = (s: GemmSpec, name: "avx2" | "avx512" | "portable" = "avx2", constantB = false): string => {
     const kernel = emitGemmC(s, x86, "g", familyByName(name), constantB);
     if ("declined" in kernel) throw new Error(kernel.declined);
     return kernel.c.source;
@@ -239,7 +242,10 @@ test("native gemm: the avx2 family's first tile of rows packs B stored by rows, 
   assert.ok(packsInTiles(source(spec(1024))), "rows of 4 KiB too");
   assert.ok(!source(spec(256, true)).includes("g_micro_pb("), "B stored [n][k]: packed ahead, by transposes");
   assert.ok(!source(spec(256), "avx2", true).includes("g_micro_pb("), "B pre-packed: nothing to pack");
-  assert.ok(!source(spec(256), "avx512").includes("g_micro_pb("), "AVX-512 packs ahead");
+  // AVX-512's 8-row tiles read A in place, the packing tile too; B pre-packed or stored [n][k] is not packed in tiles there either.
+  assert.ok(source(spec(256), "avx512").includes("g_micro_pb(kl, a + i * 256 + p0, bpanel"), "AVX-512's first tile packs");
+  assert.ok(!source(spec(256, true), "avx512").includes("g_micro_pb(") && !source(spec(256), "avx512", true).includes("g_micro_pb("), "AVX-512: B stored [n][k] or pre-packed");
+  assert.ok(!source(spec(256), "portable").includes("g_micro_pb("), "the portable family packs ahead");
   const plan = (n: number): boolean => packsBInTiles(planGemm(spec(n), familyByName("avx2").target), familyByName("avx2"));
   assert.deepEqual([256, 768, 1000, 1024, 3072].map(plan), [true, true, true, true, true]);
   assert.equal(packsBInTiles(planGemm(spec(256, true), familyByName("avx2").target), familyByName("avx2")), false, "B stored [n][k]");
