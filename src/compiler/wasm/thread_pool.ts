@@ -72,6 +72,8 @@ export class ThreadPool {
   private readonly handles: KernelHandle[] = [];
   private deadReason: string | undefined;
   private closed = false;
+  /** Loads waiting for the workers' replies: the workers keep Node's event loop alive while any does. */
+  private loadsInFlight = 0;
 
   private constructor(
     readonly memory: WebAssembly.Memory,
@@ -145,8 +147,9 @@ export class ThreadPool {
       this.checkUsable(kernel.name);
       const ints = this.ints!;
       const pending = new Set(this.workers.map((_, i) => i));
+      let reply: ((message: FromWorker, worker: number) => void) | undefined;
       const loaded = new Promise<void>((resolve, reject) => {
-        const reply = (message: FromWorker, worker: number): void => {
+        reply = (message, worker) => {
           if (message.type === "ready" || (message.id !== handle.id && message.id !== -1)) return;
           if (message.type === "loadFailed") reject(new Error(`${kernel.name}: worker ${worker} could not load it: ${message.message}`));
           pending.delete(worker);
@@ -162,12 +165,14 @@ export class ThreadPool {
       Atomics.store(ints, COMMAND, COMMAND_NONE);
       Atomics.add(ints, GENERATION, 1);
       Atomics.notify(ints, GENERATION);
-      this.workers.forEach((w) => w.ref());
+      if (this.loadsInFlight++ === 0) this.workers.forEach((w) => w.ref());
       try {
         await loaded;
       } finally {
-        this.replies.length = 0;
-        this.workers.forEach((w) => w.unref());
+        // Only this load's listener: loads of other kernels (programs compiled concurrently)
+        // may still wait for their replies.
+        this.replies.splice(this.replies.indexOf(reply!), 1);
+        if (--this.loadsInFlight === 0) this.workers.forEach((w) => w.unref());
       }
     }
     return handle;

@@ -161,6 +161,27 @@ test("thread pool: a kernel's minPartUnits keeps a run whole when a thread's par
   }
 });
 
+test("thread pool: kernels loaded concurrently (programs compiled at once) all load, and run", async () => {
+  const memory = sharedMemory();
+  const pool = await ThreadPool.create(memory, 2);
+  try {
+    // Before 2026-12-01 the first load to finish dropped the others' reply listeners: their
+    // promises never settled (a Promise.all of compiles on a two-thread device hung).
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error("loads did not settle in 20 s")), 20_000); });
+    const handles = await Promise.race([Promise.all(Array.from({ length: 6 }, () => pool.load(fillKernel()))), timeout]).finally(() => clearTimeout(timer));
+    for (const handle of handles) {
+      const out = new Int32Array(memory.buffer as ArrayBuffer, 4096, 1000);
+      out.fill(-1);
+      pool.run(handle, [4096], [], 1000);
+      assert.deepEqual(Array.from(out.subarray(0, 3)), [1, 3, 5]);
+      assert.equal(out[999], 1999);
+    }
+  } finally {
+    await pool.close();
+  }
+});
+
 test("thread pool: a dead worker makes run throw instead of hang", async () => {
   const memory = sharedMemory();
   const made: PoolWorker[] = [];
