@@ -148,7 +148,7 @@ function casesOf(t: "c64" | "c128"): Case[] {
   const cases = [
     binaryCase(`${t} add`, t, "stablehlo.add", undefined, gpu, true),
     binaryCase(`${t} subtract`, t, "stablehlo.subtract", undefined, gpu, true),
-    binaryCase(`${t} multiply`, t, "stablehlo.multiply", undefined, t === "c64" ? CPU : []),
+    binaryCase(`${t} multiply`, t, "stablehlo.multiply", undefined, t === "c64" ? ALL : []),
     binaryCase(`${t} divide`, t, "stablehlo.divide", undefined, CPU),
     binaryCase(`${t} compare EQ`, t, "stablehlo.compare EQ,", "i1", gpu),
     binaryCase(`${t} compare NE`, t, "stablehlo.compare NE,", "i1", gpu),

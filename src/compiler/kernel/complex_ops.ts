@@ -21,6 +21,7 @@
 import type { Instruction } from "../../ir/computation.js";
 import { ELEMENT_TYPES, realComponentType, type ElementType } from "../../types/element_type.js";
 import type { Declined } from "./declined.js";
+import { exactFmaF32 } from "./exact_fma.js";
 import type { KernelGraph } from "./graph.js";
 import { typeOf, type FusibleElementwiseOpcode } from "./scalar_ops.js";
 
@@ -35,8 +36,11 @@ export interface ComplexOperands {
 /**
  * Builds component `k` (an index node) of complex instruction `inst`, or (k undefined)
  * the value of a real `inst` that reads complex operands; or says why it does not.
+ * `hasF64`: whether the target computes in f64 (the forms below that widen c64's parts
+ * to f64 have an f32 and integer form where it does not, or decline there by the f64
+ * nodes they hold).
  */
-export type ComplexLowering = (g: KernelGraph, inst: Instruction, operands: ComplexOperands, k: number | undefined) => number | Declined;
+export type ComplexLowering = (g: KernelGraph, inst: Instruction, operands: ComplexOperands, k: number | undefined, hasF64: boolean) => number | Declined;
 
 /** The type of a complex instruction's components, or a real instruction's own type. */
 export const componentType = (t: ElementType): ElementType => (isComplexType(t) ? realComponentType(t) : t);
@@ -66,7 +70,7 @@ const parts = (g: KernelGraph, x: ComplexOperands, i: number): [number, number] 
  * is 0 steps one pattern toward the exact sum (+1 away from zero, where e has s's sign,
  * else -1). An infinite or NaN s gives a NaN e, neither positive nor negative: s stays.
  * Every op is one IEEE operation, the same on every target (no contraction: the C
- * backend compiles with -ffp-contract=off); a target without f64 (WGSL) declines.
+ * backend compiles with -ffp-contract=off); a target without f64 (WGSL) takes exact_fma.ts's integer form.
  */
 function fmaF32(g: KernelGraph, a: number, b: number, c: number): number {
   const wide = (x: number): number => g.op("convert", "f64", [x]);
@@ -91,15 +95,18 @@ function fmaF32(g: KernelGraph, a: number, b: number, c: number): number {
 /**
  * The multiply op's complex product (complex_math.ts complexMultiplyOf): re = fma(ar, br,
  * -fl(ai·bi)), im = fma(ar, bi, fl(ai·br)), each product and fma in the component type.
- * c64 only: c128's fma in f64 has no exact form here yet.
+ * c64 only: c128's fma in f64 has no exact form here yet. Without f64 (WGSL) each fma
+ * and each product (fma(u, v, -0), which is fl(u·v) with its zero's sign) is computed
+ * on integers (exact_fma.ts): bit-exact too, where f32 products might flush subnormals.
  */
-const complexMultiply: ComplexLowering = (g, inst, x, k) => {
+const complexMultiply: ComplexLowering = (g, inst, x, k, hasF64) => {
   if (componentType(typeOf(inst)) !== "f32") return { declined: "complex multiply of c128 (each part an f64 fused multiply-add) runs on the interpreter" };
   const [ar, ai] = parts(g, x, 0);
   const [br, bi] = parts(g, x, 1);
-  const f32 = (op: "mul", u: number, v: number): number => g.op(op, "f32", [u, v]);
-  const re = fmaF32(g, ar, br, g.op("neg", "f32", [f32("mul", ai, bi)]));
-  const im = fmaF32(g, ar, bi, f32("mul", ai, br));
+  const fma = hasF64 ? fmaF32 : exactFmaF32;
+  const mul = (u: number, v: number): number => (hasF64 ? g.op("mul", "f32", [u, v]) : exactFmaF32(g, u, v, g.constant("f32", -0)));
+  const re = fma(g, ar, br, g.op("neg", "f32", [mul(ai, bi)]));
+  const im = fma(g, ar, bi, mul(ai, br));
   return pick(g, k!, re, im);
 };
 
