@@ -11,6 +11,12 @@
 // with a negate: one kernel where the product has no other use, and no host step in
 // `dump()`.
 //
+// c64 abs and sign, which the interpreter computes in f64 and rounds once, are computed
+// in f32 on the GPU (complex_ops.ts hypotF32): within ABS_SIGN_BOUND ulps of the
+// interpreter's parts on random patterns, equal and far-apart parts, and exactly its
+// specials (infinities beside NaN, zeros, the direction of an infinite value); a
+// subnormal result may be flushed to zero.
+//
 // Skipped, saying so, where neither the `webgpu` package nor SwiftShader's Vulkan
 // driver is installed (as webgpu.test.ts).
 
@@ -154,5 +160,81 @@ test("c64 multiply on the GPU: bit-exact with the interpreter, fused with a nega
     for (let i = 0; i < n; i++) assert.ok(same(got[i]!.re, want[i]!.re) && same(got[i]!.im, want[i]!.im), `fused, element ${i}`);
   } finally {
     fused.delete();
+  }
+});
+
+/**
+ * docs/numerics.md (WebGPU): c64 abs and sign without f64, in ulps of the interpreter's
+ * part, given correctly rounded f32 division and square root (SwiftShader's; WGSL allows
+ * more, which would add to these).
+ */
+const ABS_SIGN_BOUND = { abs: 1, sign: 2 } as const;
+
+/** |got - want| in ulps of want's binade (2^-149 in the subnormals). */
+function ulps(got: number, want: number): number {
+  const w = Math.abs(want);
+  const ulp = w < 2 ** -126 ? 2 ** -149 : 2 ** (Math.floor(Math.log2(w)) - 23);
+  return Math.abs(got - want) / ulp;
+}
+
+/** Complex values for abs and sign: every pair of specials, random bit patterns, parts of equal and of far-apart magnitudes. */
+function absOperands(): C[] {
+  const zs: C[] = [];
+  for (const a of SPECIALS) for (const b of SPECIALS) zs.push({ re: a, im: b });
+  const next = rng(977);
+  const bitsAny = (): number => fromBits(Math.floor(next() * 2 ** 32));
+  for (let i = 0; i < 20000; i++) zs.push({ re: bitsAny(), im: bitsAny() });
+  for (let i = 0; i < 8000; i++) {
+    const scale = 2 ** (Math.floor(next() * 276) - 149);
+    const re = fround((next() - 0.5) * scale);
+    const gap = i % 2 === 0 ? 2 ** -Math.floor(next() * 30) : 1 + (next() - 0.5) * 2 ** -10;
+    zs.push(next() < 0.5 ? { re, im: fround(re * gap) } : { re: fround(-re * gap), im: re });
+  }
+  return zs;
+}
+
+test("c64 abs and sign on the GPU: within their bounds of the interpreter, specials as its, no host step", { skip }, async () => {
+  const zs = absOperands();
+  const n = zs.length;
+  const T = `tensor<${n}xcomplex<f32>>`;
+  const module = parseStableHlo(`func.func @main(%z: ${T}) -> (tensor<${n}xf32>, ${T}) {
+  %a = stablehlo.abs %z : (${T}) -> tensor<${n}xf32>
+  %s = stablehlo.sign %z : ${T}
+  return %a, %s : tensor<${n}xf32>, ${T}
+}`);
+  const args = [Literal.fromValues("c64", [n], zs as never)];
+  const exe = await compile(module, { backend: "webgpu" });
+  try {
+    assert.deepEqual(exe.stats.interpreted, [], exe.dump());
+    assert.match(exe.dump(), /0 host step\(s\)/);
+    const out = await exe.run(args);
+    const want = evaluate(module.entry, args);
+    assert.ok(out.shape.kind === "tuple" && want.shape.kind === "tuple");
+    const worst = { abs: 0, sign: 0 };
+    let inexact = 0;
+    const check = (which: "abs" | "sign", i: number, got: number, wanted: number): void => {
+      const where = `${which} of (${zs[i]!.re}, ${zs[i]!.im}): ${got}, the interpreter's ${wanted}`;
+      if (!Number.isFinite(wanted) || wanted === 0 || !Number.isFinite(got)) {
+        // Specials (and their zeros' signs) as the interpreter's.
+        assert.ok(same(got, wanted), where);
+        return;
+      }
+      if (got === 0 && Math.abs(wanted) < 2 ** -126) return; // a subnormal result, flushed (WGSL's licence)
+      assert.equal(Math.sign(got), Math.sign(wanted), where);
+      const u = ulps(got, wanted);
+      if (u > 0) inexact++;
+      worst[which] = Math.max(worst[which], u);
+      assert.ok(u <= ABS_SIGN_BOUND[which], `${where}: ${u} ulp`);
+    };
+    const abs = out.elements[0]!.values() as number[], absWant = want.elements[0]!.values() as number[];
+    const sign = out.elements[1]!.values() as C[], signWant = want.elements[1]!.values() as C[];
+    for (let i = 0; i < n; i++) {
+      check("abs", i, abs[i]!, absWant[i]!);
+      check("sign", i, sign[i]!.re, signWant[i]!.re);
+      check("sign", i, sign[i]!.im, signWant[i]!.im);
+    }
+    console.log(`# c64 abs and sign on ${n} values: worst ${worst.abs.toFixed(3)} and ${worst.sign.toFixed(3)} ulp; ${inexact} of ${3 * n} parts not the interpreter's bits`);
+  } finally {
+    exe.delete();
   }
 });
