@@ -142,6 +142,7 @@ test("c64 multiply on the GPU: bit-exact with the interpreter, fused with a nega
       if (!same(unfused, products[i]!.re)) differ++;
     }
     assert.ok(differ > cancelling / 4, `only ${differ} of ${cancelling} cancelling cases show the fused rounding`);
+    console.log(`# c64 multiply on ${n} pairs: bit-exact; ${differ} of ${cancelling} cancelling real parts differ from a multiply then an add`);
   } finally {
     exe.delete();
   }
