@@ -15,7 +15,10 @@
 // Every form here reproduces the interpreter's (interpreter/kernels/complex_math.ts,
 // elementwise.ts, types/convert.ts) bit for bit: c64's parts are computed in double there
 // and rounded to f32 once, which for one add, subtract or negate is the f32 operation
-// itself (abs: the interpreter's hypot2, see complexAbs). The table is total, so a new elementwise opcode says how its complex form
+// itself (abs: the interpreter's hypot2, see complexAbs). A target without f64 (WGSL;
+// `hasF64`) gets other forms of what the interpreter computes in f64: multiply still bit
+// for bit (exact_fma.ts, on integers), abs and sign in f32 within stated ulp bounds
+// (hypotF32); divide declines there. The table is total, so a new elementwise opcode says how its complex form
 // fuses; an op declined here runs alone on the interpreter, with the reason given.
 
 import type { Instruction } from "../../ir/computation.js";
