@@ -100,15 +100,15 @@ function fmaF32(g: KernelGraph, a: number, b: number, c: number): number {
  * The multiply op's complex product (complex_math.ts complexMultiplyOf): re = fma(ar, br,
  * -fl(ai·bi)), im = fma(ar, bi, fl(ai·br)), each product and fma in the component type.
  * c64 only: c128's fma in f64 has no exact form here yet. Without f64 (WGSL) each fma
- * and each product (fma(u, v, -0), which is fl(u·v) with its zero's sign) is computed
- * on integers (exact_fma.ts): bit-exact too, where f32 products might flush subnormals.
+ * and each product (exact_fma.ts's product alone: fl(u·v)) is computed on integers:
+ * bit-exact too, where f32 products might flush subnormals.
  */
 const complexMultiply: ComplexLowering = (g, inst, x, k, hasF64) => {
   if (componentType(typeOf(inst)) !== "f32") return { declined: "complex multiply of c128 (each part an f64 fused multiply-add) runs on the interpreter" };
   const [ar, ai] = parts(g, x, 0);
   const [br, bi] = parts(g, x, 1);
   const fma = hasF64 ? fmaF32 : exactFmaF32;
-  const mul = (u: number, v: number): number => (hasF64 ? g.op("mul", "f32", [u, v]) : exactFmaF32(g, u, v, g.constant("f32", -0)));
+  const mul = (u: number, v: number): number => (hasF64 ? g.op("mul", "f32", [u, v]) : exactFmaF32(g, u, v));
   const re = fma(g, ar, br, g.op("neg", "f32", [mul(ai, bi)]));
   const im = fma(g, ar, bi, mul(ai, br));
   return pick(g, k!, re, im);

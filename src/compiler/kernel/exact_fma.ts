@@ -25,8 +25,12 @@
 import type { KernelGraph } from "./graph.js";
 import { legalize } from "./legalize.js";
 
-/** fma(a, b, c) rounded once, of f32 nodes, as an f32 node (see the top). */
-export function exactFmaF32(g: KernelGraph, a: number, b: number, c: number): number {
+/**
+ * fma(a, b, c) rounded once, of f32 nodes, as an f32 node (see the top); without c, the
+ * product a·b rounded once (fma(a, b, -0), with the addend's steps left out).
+ */
+export function exactFmaF32(g: KernelGraph, a: number, b: number, c?: number): number {
+  const productOnly = c === undefined;
   type T = "u32" | "s32" | "u64" | "pred";
   // Every node legalized as it is built (shifts by 64 or more give 0, XLA's rule, which the alignment relies on).
   const op = (o: Parameters<KernelGraph["op"]>[0], t: T, args: readonly number[], attr?: string): number => legalize(g, g.op(o, t, args, attr));
@@ -39,7 +43,7 @@ export function exactFmaF32(g: KernelGraph, a: number, b: number, c: number): nu
   const select = (t: T, p: number, x: number, y: number): number => op("select", t, [p, x, y]);
   const convert = (t: T, x: number): number => op("convert", t, [x]);
 
-  const bits = [a, b, c].map((x) => g.op("bitcast", "u32", [x])) as [number, number, number];
+  const bits = [a, b, c ?? g.constant("f32", -0)].map((x) => g.op("bitcast", "u32", [x])) as [number, number, number];
   const magnitude = bits.map((x) => op("and", "u32", [x, u32(0x7fffffff)])) as [number, number, number];
   const sign = bits.map((x) => op("shrL", "u32", [x, u32(31)])) as [number, number, number];
   const infinity = u32(0x7f800000);
@@ -69,20 +73,26 @@ export function exactFmaF32(g: KernelGraph, a: number, b: number, c: number): nu
   const lzP = leadingZeros(product);
   const x = shiftLeft(product, sub(lzP, s32(1)));
   const xScale = sub(add(ea, eb), add(lzP, s32(299)));
-  const lzC = leadingZeros(mc);
-  const y = shiftLeft(mc, sub(lzC, s32(1)));
-  const yScale = sub(ec, add(lzC, s32(149)));
-  // The larger term (a zero c is the smaller whatever its scale), and the smaller one at its scale with a sticky bit.
-  const xLarger = or(zeroC, or(compare("GT", xScale, yScale), and(compare("EQ", xScale, yScale), compare("GE", x, y))));
-  const high = select("u64", xLarger, x, y);
-  const low = select("u64", xLarger, y, x);
-  const scale = select("s32", xLarger, xScale, yScale);
-  const signH = select("u32", xLarger, signP, sign[2]);
-  const distance = op("max", "s32", [sub(xScale, yScale), sub(yScale, xScale)]);
-  const shifted = shiftRight(low, distance);
-  const sticky = select("u64", compare("NE", shiftLeft(shifted, distance), low), u64(1n), u64(0n));
-  const aligned = op("or", "u64", [shifted, sticky]);
-  const sum = select("u64", compare("EQ", signP, sign[2]), op("add", "u64", [high, aligned]), op("sub", "u64", [high, aligned]));
+  // The sum with the addend: the larger term (a zero c is the smaller whatever its
+  // scale), plus or minus the smaller one at its scale with a sticky bit.
+  const addend = (): { sum: number; scale: number; signH: number } => {
+    const lzC = leadingZeros(mc);
+    const y = shiftLeft(mc, sub(lzC, s32(1)));
+    const yScale = sub(ec, add(lzC, s32(149)));
+    const xLarger = or(zeroC, or(compare("GT", xScale, yScale), and(compare("EQ", xScale, yScale), compare("GE", x, y))));
+    const high = select("u64", xLarger, x, y);
+    const low = select("u64", xLarger, y, x);
+    const distance = op("max", "s32", [sub(xScale, yScale), sub(yScale, xScale)]);
+    const shifted = shiftRight(low, distance);
+    const sticky = select("u64", compare("NE", shiftLeft(shifted, distance), low), u64(1n), u64(0n));
+    const aligned = op("or", "u64", [shifted, sticky]);
+    return {
+      sum: select("u64", compare("EQ", signP, sign[2]), op("add", "u64", [high, aligned]), op("sub", "u64", [high, aligned])),
+      scale: select("s32", xLarger, xScale, yScale),
+      signH: select("u32", xLarger, signP, sign[2]),
+    };
+  };
+  const { sum, scale, signH } = productOnly ? { sum: x, scale: xScale, signH: signP } : addend();
 
   // Normalized to bit 63, then rounded at the f32 position: 40 bits dropped for a normal
   // result, more below 2^-126 (the biased exponent then counts from 1); past 64 bits, 0.
