@@ -200,6 +200,15 @@ function casesOf(t: "c64" | "c128"): Case[] {
 }`,
     },
     {
+      name: `${t} iota along each dimension, fused with an add`, compiled: gpu, args: [lit(t, edgeValues(t, 3).slice(0, 6))],
+      text: `func.func @main(%x: tensor<6x${c}>) -> (tensor<6x${c}>, tensor<3x2x${c}>) {
+  %i = stablehlo.iota dim = 0 : tensor<6x${c}>
+  %s = stablehlo.add %i, %x : tensor<6x${c}>
+  %j = stablehlo.iota dim = 1 : tensor<3x2x${c}>
+  return %s, %j : tensor<6x${c}>, tensor<3x2x${c}>
+}`,
+    },
+    {
       name: `${t} select`, compiled: gpu, args: [lit("pred", e.map((_, i) => i % 2 === 0)), lit(t, xs), lit(t, [...xs].reverse())],
       text: `func.func @main(%p: tensor<${n}xi1>, %x: ${T}, %y: ${T}) -> ${T} {
   %0 = stablehlo.select %p, %x, %y : (tensor<${n}xi1>, ${T}, ${T}) -> ${T}

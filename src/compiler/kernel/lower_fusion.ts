@@ -262,9 +262,10 @@ class Lowering {
         return kn.op === "iconst" ? part(kn.attr as number) : pick(g, k!, part(0), part(1));
       }
       case "iota": {
-        if (complex) return fail(`${inst.name}: iota of complex numbers is not fused`);
+        // A complex iota (the interpreter's): the index converted to the component type, a +0 imaginary part.
         const d = (inst as Instruction<"iota">).attrs.iotaDimension;
-        return g.fromIdx(t, base[d]!);
+        const index = g.fromIdx(t, base[d]!);
+        return complex ? pick(g, k!, index, g.constant(t, 0)) : index;
       }
       case "broadcastInDim": {
         const operand = inst.operands[0]!;
