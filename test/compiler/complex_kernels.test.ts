@@ -160,6 +160,8 @@ function casesOf(t: "c64" | "c128"): Case[] {
     binaryCase(`${t} subtract`, t, "stablehlo.subtract", undefined, gpu, true),
     binaryCase(`${t} multiply`, t, "stablehlo.multiply", undefined, t === "c64" ? ALL : []),
     binaryCase(`${t} divide`, t, "stablehlo.divide", undefined, CPU),
+    binaryCase(`${t} maximum`, t, "stablehlo.maximum", undefined, gpu),
+    binaryCase(`${t} minimum`, t, "stablehlo.minimum", undefined, gpu),
     binaryCase(`${t} compare EQ`, t, "stablehlo.compare EQ,", "i1", gpu),
     binaryCase(`${t} compare NE`, t, "stablehlo.compare NE,", "i1", gpu),
     unaryCase(`${t} negate`, t, "stablehlo.negate", c, gpu),

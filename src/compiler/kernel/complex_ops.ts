@@ -337,6 +337,26 @@ function complexSignF32(g: KernelGraph, re: number, im: number): [number, number
   }) as [number, number];
 }
 
+/**
+ * maximum and minimum of complex numbers as the interpreter's cMax and cMin (StableHLO's
+ * lexicographic order on (re, im)): a NaN in either part of the first operand chooses
+ * it, then one in the second chooses that; else unequal real parts decide (-0 equals
+ * +0), and equal ones the imaginary parts, the first operand kept on a tie. The chosen
+ * operand's part, bit for bit, on every target (no f64).
+ */
+const lexicographic = (max: boolean): ComplexLowering => (g, inst, x, k) => {
+  const [ar, ai] = parts(g, x, 0);
+  const [br, bi] = parts(g, x, 1);
+  const compare = (dir: string, u: number, v: number): number => g.op("compare", "pred", [u, v], dir);
+  const or = (u: number, v: number): number => g.op("or", "pred", [u, v]);
+  const isNaN = (re: number, im: number): number => or(compare("NE", re, re), compare("NE", im, im));
+  const greater = max ? "GT" : "LT";
+  const byOrder = g.op("select", "pred", [compare("NE", ar, br), compare(greater, ar, br), g.op("not", "pred", [compare(greater, bi, ai)])]);
+  const first = or(isNaN(ar, ai), g.op("and", "pred", [g.op("not", "pred", [isNaN(br, bi)]), byOrder]));
+  const [a, b] = [x.part(0, k!), x.part(1, k!)];
+  return a === b ? a : g.op("select", componentType(typeOf(inst)), [first, a, b]);
+};
+
 const componentwise = (op: "add" | "sub"): ComplexLowering => (g, inst, x, k) => g.op(op, componentType(typeOf(inst)), [x.part(0, k!), x.part(1, k!)]);
 const declined = (why: string): ComplexLowering => () => ({ declined: why });
 const interpreted = (what: string): ComplexLowering => declined(`complex ${what} runs on the interpreter`);
@@ -380,8 +400,8 @@ export const COMPLEX_OPS: Readonly<Record<FusibleElementwiseOpcode, ComplexLower
   popcnt: declined("popcnt of complex numbers"), roundNearestAfz: declined("round of complex numbers"),
   roundNearestEven: declined("round of complex numbers"), rsqrt: interpreted("rsqrt"), sign: complexSign,
   sin: interpreted("sin"), sqrt: interpreted("sqrt"), tan: interpreted("tan"), tanh: interpreted("tanh"),
-  remainder: declined("remainder of complex numbers"), power: interpreted("power"), maximum: interpreted("maximum"),
-  minimum: interpreted("minimum"), and: declined("and of complex numbers"), or: declined("or of complex numbers"),
+  remainder: declined("remainder of complex numbers"), power: interpreted("power"), maximum: lexicographic(true),
+  minimum: lexicographic(false), and: declined("and of complex numbers"), or: declined("or of complex numbers"),
   xor: declined("xor of complex numbers"), shiftLeft: declined("shift of complex numbers"),
   shiftRightArithmetic: declined("shift of complex numbers"), shiftRightLogical: declined("shift of complex numbers"),
   atan2: interpreted("atan2"), clamp: interpreted("clamp"),
