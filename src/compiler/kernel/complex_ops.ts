@@ -15,12 +15,17 @@
 // Every form here reproduces the interpreter's (interpreter/kernels/complex_math.ts,
 // elementwise.ts, types/convert.ts) bit for bit: c64's parts are computed in double there
 // and rounded to f32 once, which for one add, subtract or negate is the f32 operation
-// itself (abs: the interpreter's hypot2, see complexAbs). The table is total, so a new elementwise opcode says how its complex form
+// itself (abs: the interpreter's hypot2, see complexAbs). A target without f64 (WGSL;
+// `hasF64`) gets other forms of what the interpreter computes in f64: multiply still bit
+// for bit (exact_fma.ts, on integers), abs and sign in f32 within stated ulp bounds
+// (hypotF32); divide declines there. The table is total, so a new elementwise opcode says how its complex form
 // fuses; an op declined here runs alone on the interpreter, with the reason given.
 
 import type { Instruction } from "../../ir/computation.js";
 import { ELEMENT_TYPES, realComponentType, type ElementType } from "../../types/element_type.js";
 import type { Declined } from "./declined.js";
+import { exactFmaF32 } from "./exact_fma.js";
+import { legalize } from "./legalize.js";
 import type { KernelGraph } from "./graph.js";
 import { typeOf, type FusibleElementwiseOpcode } from "./scalar_ops.js";
 
@@ -35,8 +40,11 @@ export interface ComplexOperands {
 /**
  * Builds component `k` (an index node) of complex instruction `inst`, or (k undefined)
  * the value of a real `inst` that reads complex operands; or says why it does not.
+ * `hasF64`: whether the target computes in f64 (the forms below that widen c64's parts
+ * to f64 have an f32 and integer form where it does not, or decline there by the f64
+ * nodes they hold).
  */
-export type ComplexLowering = (g: KernelGraph, inst: Instruction, operands: ComplexOperands, k: number | undefined) => number | Declined;
+export type ComplexLowering = (g: KernelGraph, inst: Instruction, operands: ComplexOperands, k: number | undefined, hasF64: boolean) => number | Declined;
 
 /** The type of a complex instruction's components, or a real instruction's own type. */
 export const componentType = (t: ElementType): ElementType => (isComplexType(t) ? realComponentType(t) : t);
@@ -66,7 +74,7 @@ const parts = (g: KernelGraph, x: ComplexOperands, i: number): [number, number] 
  * is 0 steps one pattern toward the exact sum (+1 away from zero, where e has s's sign,
  * else -1). An infinite or NaN s gives a NaN e, neither positive nor negative: s stays.
  * Every op is one IEEE operation, the same on every target (no contraction: the C
- * backend compiles with -ffp-contract=off); a target without f64 (WGSL) declines.
+ * backend compiles with -ffp-contract=off); a target without f64 (WGSL) takes exact_fma.ts's integer form.
  */
 function fmaF32(g: KernelGraph, a: number, b: number, c: number): number {
   const wide = (x: number): number => g.op("convert", "f64", [x]);
@@ -91,15 +99,18 @@ function fmaF32(g: KernelGraph, a: number, b: number, c: number): number {
 /**
  * The multiply op's complex product (complex_math.ts complexMultiplyOf): re = fma(ar, br,
  * -fl(ai·bi)), im = fma(ar, bi, fl(ai·br)), each product and fma in the component type.
- * c64 only: c128's fma in f64 has no exact form here yet.
+ * c64 only: c128's fma in f64 has no exact form here yet. Without f64 (WGSL) each fma
+ * and each product (exact_fma.ts's product alone: fl(u·v)) is computed on integers:
+ * bit-exact too, where f32 products might flush subnormals.
  */
-const complexMultiply: ComplexLowering = (g, inst, x, k) => {
+const complexMultiply: ComplexLowering = (g, inst, x, k, hasF64) => {
   if (componentType(typeOf(inst)) !== "f32") return { declined: "complex multiply of c128 (each part an f64 fused multiply-add) runs on the interpreter" };
   const [ar, ai] = parts(g, x, 0);
   const [br, bi] = parts(g, x, 1);
-  const f32 = (op: "mul", u: number, v: number): number => g.op(op, "f32", [u, v]);
-  const re = fmaF32(g, ar, br, g.op("neg", "f32", [f32("mul", ai, bi)]));
-  const im = fmaF32(g, ar, bi, f32("mul", ai, br));
+  const fma = hasF64 ? fmaF32 : exactFmaF32;
+  const mul = (u: number, v: number): number => (hasF64 ? g.op("mul", "f32", [u, v]) : exactFmaF32(g, u, v));
+  const re = fma(g, ar, br, g.op("neg", "f32", [mul(ai, bi)]));
+  const im = fma(g, ar, bi, mul(ai, br));
   return pick(g, k!, re, im);
 };
 
@@ -188,9 +199,74 @@ function hypot(g: KernelGraph, x: number, y: number): number {
 const wideParts = (g: KernelGraph, x: ComplexOperands, i: number): [number, number] =>
   parts(g, x, i).map((v) => (g.node(v).type === "f64" ? v : g.op("convert", "f64", [v]))) as [number, number];
 
-/** |z| as the interpreter's hypot2(re, im) in double (c64: rounded to f32 once). */
-const complexAbs: ComplexLowering = (g, inst, x) => {
+/**
+ * Without f64 (c64 on WGSL): the pieces of |z| and sign(z) in f32, read on bits so that
+ * no step meets a subnormal operand (which WGSL lets a GPU flush) nor overflows. Of the
+ * parts' magnitudes a ≥ b (finite, a > 0): each is mant · 2^(e - 127), mant its
+ * significand as an f32 in [2^-23, 2) (exact: an integer below 2^24, scaled) and e its
+ * exponent field (1 for a subnormal). r = b / a = (mant_b / mant_a) · 2^(e_b - e_a),
+ * the power of two built on bits (0 below 2^-126, where r² is lost beside 1 and r
+ * itself is in the subnormal range), and s = sqrt(1 + r²). Then |z| = (mant_a + mant_a ·
+ * t) · 2^(e_a - 127) with t = s - 1 = r² / (1 + s), and sign(z) = (1 / s, r / s) with the parts' signs, the larger part
+ * first. Five or six roundings (a division and a square root among them, which WGSL
+ * lets be off by more than half an ulp): bounds in docs/numerics.md (WebGPU).
+ */
+interface HypotF32 {
+  /** The specials on bits: a part is NaN, a part infinite, both zero. */
+  readonly nan: number; readonly infinite: number; readonly zero: number;
+  /** Whether |re| ≥ |im|; r and s as above (f32 nodes); the larger part's mant · 2^(e - 127) factors. */
+  readonly reLarger: number; readonly r: number; readonly s: number; readonly mant: number; readonly scale: number;
+  /** The parts' sign bits (u32, 0 or 0x80000000) and magnitudes' bits. */
+  readonly signs: readonly [number, number];
+}
+
+function hypotF32(g: KernelGraph, re: number, im: number): HypotF32 {
+  const u32 = (v: number): number => g.constant("u32", v);
+  const op = (o: "and" | "shrL" | "shl" | "sub" | "add" | "max" | "or", t: "u32" | "f32", args: readonly number[]): number => legalize(g, g.op(o, t, args));
+  const compare = (dir: string, u: number, v: number): number => g.op("compare", "pred", [u, v], dir);
+  const select = (t: "u32" | "f32", c: number, u: number, v: number): number => g.op("select", t, [c, u, v]);
+  const bits = [re, im].map((v) => g.op("bitcast", "u32", [v])) as [number, number];
+  const [ma, mb] = bits.map((b) => op("and", "u32", [b, u32(0x7fffffff)])) as [number, number];
+  const infinity = u32(0x7f800000);
+  const or = (u: number, v: number): number => g.op("or", "pred", [u, v]);
+  const reLarger = compare("GE", ma, mb);
+  const [large, small] = [select("u32", reLarger, ma, mb), select("u32", reLarger, mb, ma)];
+  const exponent = (m: number): number => op("max", "u32", [op("shrL", "u32", [m, u32(23)]), u32(1)]);
+  // mant: the significand (hidden bit where the field is not 0) as an f32, times 2^-23.
+  const mant = (m: number): number => {
+    const hidden = select("u32", compare("GE", m, u32(0x800000)), u32(0x800000), u32(0));
+    const significand = g.op("convert", "f32", [op("or", "u32", [op("and", "u32", [m, u32(0x7fffff)]), hidden])]);
+    return g.op("mul", "f32", [significand, g.constant("f32", 2 ** -23)]);
+  };
+  const [ea, eb] = [exponent(large), exponent(small)];
+  // 2^(e_b - e_a) (e_b ≤ e_a): the field e_b - e_a + 127 where that is at least 1, else 0.
+  const field = op("sub", "u32", [op("add", "u32", [eb, u32(127)]), ea]);
+  const power = g.op("bitcast", "f32", [select("u32", compare("GE", op("add", "u32", [eb, u32(127)]), op("add", "u32", [ea, u32(1)])), op("shl", "u32", [field, u32(23)]), u32(0))]);
+  const mantA = mant(large);
+  const r = g.op("mul", "f32", [g.op("div", "f32", [mant(small), mantA]), power]);
+  const s = g.op("sqrt", "f32", [g.op("add", "f32", [g.constant("f32", 1), g.op("mul", "f32", [r, r])])]);
+  return {
+    nan: or(compare("GT", ma, infinity), compare("GT", mb, infinity)),
+    infinite: or(compare("EQ", ma, infinity), compare("EQ", mb, infinity)),
+    zero: compare("EQ", large, u32(0)),
+    reLarger, r, s, mant: mantA,
+    scale: g.op("bitcast", "f32", [op("shl", "u32", [ea, u32(23)])]),
+    signs: bits.map((b) => op("and", "u32", [b, u32(0x80000000)])) as [number, number],
+  };
+}
+
+/** |z| as the interpreter's hypot2(re, im) in double (c64: rounded to f32 once); without f64, hypotF32's. */
+const complexAbs: ComplexLowering = (g, inst, x, _k, hasF64) => {
   const t = typeOf(inst);
+  if (!hasF64 && t === "f32") {
+    const h = hypotF32(g, ...parts(g, x, 0));
+    const select = (c: number, u: number, v: number): number => g.op("select", "f32", [c, u, v]);
+    // mant · s as mant + mant · t, t = s - 1 = r² / (1 + s): t's roundings then count at most t ≤ √2 - 1 of an ulp of mant.
+    const t = g.op("div", "f32", [g.op("mul", "f32", [h.r, h.r]), g.op("add", "f32", [g.constant("f32", 1), h.s])]);
+    const value = g.op("mul", "f32", [g.op("add", "f32", [h.mant, g.op("mul", "f32", [h.mant, t])]), h.scale]);
+    // hypot2's order: infinite before NaN (inf beside a NaN is inf), then zero.
+    return select(h.infinite, g.constant("f32", Infinity), select(h.nan, g.constant("f32", NaN), select(h.zero, g.constant("f32", 0), value)));
+  }
   const r = hypot(g, ...wideParts(g, x, 0));
   return t === "f64" ? r : g.op("convert", t, [r]);
 };
@@ -201,8 +277,9 @@ const complexAbs: ComplexLowering = (g, inst, x) => {
  * infinite the direction of the infinite parts (each infinite part ±1, each finite
  * one a zero of its sign) over its own hypot.
  */
-const complexSign: ComplexLowering = (g, inst, x, k) => {
+const complexSign: ComplexLowering = (g, inst, x, k, hasF64) => {
   const t = componentType(typeOf(inst));
+  if (!hasF64 && t === "f32") return pick(g, k!, ...complexSignF32(g, ...parts(g, x, 0)));
   const [re, im] = wideParts(g, x, 0);
   const compare = (dir: string, u: number, v: number): number => g.op("compare", "pred", [u, v], dir);
   const or = (u: number, v: number): number => g.op("or", "pred", [u, v]);
@@ -228,6 +305,56 @@ const complexSign: ComplexLowering = (g, inst, x, k) => {
     return t === "f64" ? r : g.op("convert", t, [r]);
   };
   return pick(g, k!, part(re, dr), part(im, di));
+};
+
+/**
+ * sign(z) of c64 without f64, from hypotF32: the larger part ±1/s, the smaller ±r/s
+ * (each with its part's sign, on bits), written 1 - u and r - r·u (below); the specials as cSign's: NaN in both parts where
+ * either is NaN, z where it is zero, and where a part is infinite the direction: ±1 for
+ * an infinite part, a zero of its sign for a finite one, both infinite ±fl(1/√2) (the
+ * interpreter's 1 / hypot2(1, 1) in double, rounded).
+ */
+function complexSignF32(g: KernelGraph, re: number, im: number): [number, number] {
+  const h = hypotF32(g, re, im);
+  const u32 = (v: number): number => g.constant("u32", v);
+  const select = (t: "u32" | "f32", c: number, u: number, v: number): number => g.op("select", t, [c, u, v]);
+  const compare = (dir: string, u: number, v: number): number => g.op("compare", "pred", [u, v], dir);
+  const withSign = (v: number, sign: number): number => g.op("bitcast", "f32", [g.op("or", "u32", [g.op("bitcast", "u32", [v]), sign])]);
+  // 1/s = 1 - u and r/s = r - r·u with u = t / s, t = s - 1 = r² / (1 + s) (u ≤ 1 - 1/√2): u's roundings count at most that part of an ulp.
+  const t = g.op("div", "f32", [g.op("mul", "f32", [h.r, h.r]), g.op("add", "f32", [g.constant("f32", 1), h.s])]);
+  const u = g.op("div", "f32", [t, h.s]);
+  const one = g.op("sub", "f32", [g.constant("f32", 1), u]);
+  const other = g.op("sub", "f32", [h.r, g.op("mul", "f32", [h.r, u])]);
+  const finite = [select("f32", h.reLarger, one, other), select("f32", h.reLarger, other, one)];
+  const bits = [re, im].map((v) => g.op("bitcast", "u32", [v]));
+  const infinitePart = bits.map((b) => compare("EQ", g.op("and", "u32", [b, u32(0x7fffffff)]), u32(0x7f800000)));
+  const bothInfinite = g.op("and", "pred", [infinitePart[0]!, infinitePart[1]!]);
+  const direction = infinitePart.map((inf) => select("f32", bothInfinite, g.constant("f32", Math.fround(Math.SQRT1_2)), select("f32", inf, g.constant("f32", 1), g.constant("f32", 0))));
+  return [0, 1].map((i) => {
+    const v = [re, im][i]!;
+    const magnitude = select("f32", h.infinite, direction[i]!, finite[i]!);
+    return select("f32", h.nan, g.constant("f32", NaN), select("f32", h.zero, v, withSign(magnitude, h.signs[i]!)));
+  }) as [number, number];
+}
+
+/**
+ * maximum and minimum of complex numbers as the interpreter's cMax and cMin (StableHLO's
+ * lexicographic order on (re, im)): a NaN in either part of the first operand chooses
+ * it, then one in the second chooses that; else unequal real parts decide (-0 equals
+ * +0), and equal ones the imaginary parts, the first operand kept on a tie. The chosen
+ * operand's part, bit for bit, on every target (no f64).
+ */
+const lexicographic = (max: boolean): ComplexLowering => (g, inst, x, k) => {
+  const [ar, ai] = parts(g, x, 0);
+  const [br, bi] = parts(g, x, 1);
+  const compare = (dir: string, u: number, v: number): number => g.op("compare", "pred", [u, v], dir);
+  const or = (u: number, v: number): number => g.op("or", "pred", [u, v]);
+  const isNaN = (re: number, im: number): number => or(compare("NE", re, re), compare("NE", im, im));
+  const greater = max ? "GT" : "LT";
+  const byOrder = g.op("select", "pred", [compare("NE", ar, br), compare(greater, ar, br), g.op("not", "pred", [compare(greater, bi, ai)])]);
+  const first = or(isNaN(ar, ai), g.op("and", "pred", [g.op("not", "pred", [isNaN(br, bi)]), byOrder]));
+  const [a, b] = [x.part(0, k!), x.part(1, k!)];
+  return a === b ? a : g.op("select", componentType(typeOf(inst)), [first, a, b]);
 };
 
 const componentwise = (op: "add" | "sub"): ComplexLowering => (g, inst, x, k) => g.op(op, componentType(typeOf(inst)), [x.part(0, k!), x.part(1, k!)]);
@@ -273,8 +400,8 @@ export const COMPLEX_OPS: Readonly<Record<FusibleElementwiseOpcode, ComplexLower
   popcnt: declined("popcnt of complex numbers"), roundNearestAfz: declined("round of complex numbers"),
   roundNearestEven: declined("round of complex numbers"), rsqrt: interpreted("rsqrt"), sign: complexSign,
   sin: interpreted("sin"), sqrt: interpreted("sqrt"), tan: interpreted("tan"), tanh: interpreted("tanh"),
-  remainder: declined("remainder of complex numbers"), power: interpreted("power"), maximum: interpreted("maximum"),
-  minimum: interpreted("minimum"), and: declined("and of complex numbers"), or: declined("or of complex numbers"),
+  remainder: declined("remainder of complex numbers"), power: interpreted("power"), maximum: lexicographic(true),
+  minimum: lexicographic(false), and: declined("and of complex numbers"), or: declined("or of complex numbers"),
   xor: declined("xor of complex numbers"), shiftLeft: declined("shift of complex numbers"),
   shiftRightArithmetic: declined("shift of complex numbers"), shiftRightLogical: declined("shift of complex numbers"),
   atan2: interpreted("atan2"), clamp: interpreted("clamp"),

@@ -28,6 +28,8 @@ export interface FusionTarget extends ReduceKernelTarget {
   /** (GPUs) Whether a row's workgroup combines a reduction of this kind and accumulator type through subgroup operations; absent: never. */
   readonly subgroupCombines?: (kind: ReducerKind, type: ElementType) => boolean;
   readonly checkType?: (t: ElementType) => void;
+  /** false where the target has no f64 (WGSL): complex_ops.ts then computes in f32 and integers what the CPU targets compute in f64. Absent: it has. */
+  readonly hasF64?: boolean;
 }
 
 /** A fusion's kernel, its pipeline's stages (1: none) and what the executor reads of its schedule: the units, the cost of one, their rows. */
@@ -62,7 +64,7 @@ export function fusionKernel(ir: FusedKernelIR, target: FusionTarget): FusionKer
 export function renderFusion<R>(
   fused: Computation, maxima: readonly RowMaximum[], target: FusionTarget, render: (k: FusionKernel, ir: FusedKernelIR) => R,
 ): R | Declined {
-  const ir = lowerFusion(fused, maxima);
+  const ir = lowerFusion(fused, maxima, target.hasF64 ?? true);
   if ("declined" in ir) return ir;
   return orDeclined(() => {
     for (const x of [...ir.inputs, ...ir.outputs]) target.checkType?.(x.type);

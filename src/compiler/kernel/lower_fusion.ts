@@ -135,7 +135,8 @@ class Lowering {
    */
   substitutes: ReadonlyMap<Instruction, number> | undefined;
 
-  constructor(readonly comp: Computation, readonly g: KernelGraph = new KernelGraph(), readonly maxima: readonly RowMaximum[] = []) {}
+  /** `hasF64`: whether the target computes in f64 (complex_ops.ts's forms of the ops the interpreter computes in f64 differ without it). */
+  constructor(readonly comp: Computation, readonly g: KernelGraph = new KernelGraph(), readonly maxima: readonly RowMaximum[] = [], readonly hasF64 = true) {}
 
   /** The node of `inst` at `idx` (a complex `inst`: its component idx[rank], complex_ops.ts). */
   at(inst: Instruction, idx: readonly number[]): number {
@@ -164,7 +165,7 @@ class Lowering {
       const kept = idx.filter((_, d) => !m.dims.includes(d));
       if (kept.length !== maxShape.dimensions.length) continue;
       const maxLoad = scratch.load(m.max, maxShape.elementType, rowMajorOffset(scratch, kept, maxShape.dimensions));
-      const rebuild = new Lowering(m.value.computation, scratch);
+      const rebuild = new Lowering(m.value.computation, scratch, [], this.hasF64);
       rebuild.substitutes = m.value.operands;
       let value: number;
       try {
@@ -204,7 +205,7 @@ class Lowering {
         return isComplexArray(o) ? this.at(o, [...oi, c]) : this.at(o, oi);
       };
       const operands = { part };
-      const r = COMPLEX_OPS[opcode as FusibleElementwiseOpcode](g, inst, operands, k);
+      const r = COMPLEX_OPS[opcode as FusibleElementwiseOpcode](g, inst, operands, k, this.hasF64);
       return typeof r === "number" ? legalize(g, r) : fail(`${inst.name}: ${r.declined}`);
     }
     if (FUSIBLE_ELEMENTWISE.has(opcode)) {
@@ -261,9 +262,10 @@ class Lowering {
         return kn.op === "iconst" ? part(kn.attr as number) : pick(g, k!, part(0), part(1));
       }
       case "iota": {
-        if (complex) return fail(`${inst.name}: iota of complex numbers is not fused`);
+        // A complex iota (the interpreter's): the index converted to the component type, a +0 imaginary part.
         const d = (inst as Instruction<"iota">).attrs.iotaDimension;
-        return g.fromIdx(t, base[d]!);
+        const index = g.fromIdx(t, base[d]!);
+        return complex ? pick(g, k!, index, g.constant(t, 0)) : index;
       }
       case "broadcastInDim": {
         const operand = inst.operands[0]!;
@@ -462,10 +464,13 @@ function collectReduces(inst: Instruction, out: Set<Instruction>, seen: Set<Inst
   }
 }
 
-/** Lowers a fused computation; `maxima` says which operands are row maxima of others (value_facts.ts). */
-export function lowerFusion(fused: Computation, maxima: readonly RowMaximum[] = []): FusedKernelIR | Declined {
+/**
+ * Lowers a fused computation; `maxima` says which operands are row maxima of others
+ * (value_facts.ts); `hasF64`: whether the target computes in f64 (WGSL does not).
+ */
+export function lowerFusion(fused: Computation, maxima: readonly RowMaximum[] = [], hasF64 = true): FusedKernelIR | Declined {
   try {
-    return lowerOrThrow(fused, maxima);
+    return lowerOrThrow(fused, maxima, hasF64);
   } catch (e) {
     if (e instanceof Fail) return { declined: e.reason };
     throw e;
@@ -494,8 +499,8 @@ export function lowerEpilogue(fused: Computation, core: Instruction): FusedKerne
   }
 }
 
-function lowerOrThrow(fused: Computation, maxima: readonly RowMaximum[]): FusedKernelIR {
-  const low = new Lowering(fused, new KernelGraph(), maxima);
+function lowerOrThrow(fused: Computation, maxima: readonly RowMaximum[], hasF64: boolean): FusedKernelIR {
+  const low = new Lowering(fused, new KernelGraph(), maxima, hasF64);
   const g = low.g;
   const root = fused.root;
   const roots = root.opcode === "tuple" ? root.operands : [root];

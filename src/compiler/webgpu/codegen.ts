@@ -132,7 +132,7 @@ export function rowBuffersAllowed(): boolean {
  * reduction's (wgsl_kernel.ts subgroupCombineExpr), else as a tree.
  */
 const gpuFusionTarget = (limits: GpuLimits, subgroups: boolean, rowBuffers: boolean): FusionTarget => ({
-  vector: GPU_VECTOR_TARGET, reduce: gpuReduceTarget(limits, rowBuffers), vectorCombines: () => false, rowWorkgroup: (n) => rowWorkgroupSize(n, limits),
+  vector: GPU_VECTOR_TARGET, reduce: gpuReduceTarget(limits, rowBuffers), vectorCombines: () => false, rowWorkgroup: (n) => rowWorkgroupSize(n, limits), hasF64: false,
   ...(subgroups ? { subgroupCombines: (kind, type) => subgroupCombineExpr(kind, type, "x") !== undefined } : {}),
 });
 
