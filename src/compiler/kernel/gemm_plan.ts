@@ -362,7 +362,8 @@ export interface GemmSchedule {
    * two threads against one (2026-12-01, Zen 5 VM, B cold, the pool's threads awake), a
    * part of 1.5 KiB a row made GPT-2's 768 x 768 and 3072 x 768 products 20-30% slower than
    * no split, parts of 4.5 and 6 KiB (768 x 2304, 768 x 3072) 15-20% faster. The C kernels
-   * sweep 8 streams whole or not, and their split of 3072 x 768 pays (1.3x): 1 there.
+   * sweep 8 streams whole or not, and their split of 3072 x 768 pays (1.3x): 1 there; so
+   * does WebAssembly's kernel over B in panels (panelColumns), whose parts are whole runs.
    */
   readonly minPartUnits: number;
   /**

@@ -407,5 +407,9 @@ export function emitGemvPanelKernel(schedule: GemmSchedule, target: WasmTarget, 
       if (epi !== undefined) callEpilogue(f, epi, nOps, c, m, bi, c0, c1, tmp);
     });
   });
-  return finishKernel(name, module, nOps, schedule);
+  // Any split: a thread's part is whole panels, one run of B (the schedule's minPartUnits is
+  // for the sweeps' short runs of each row). Measured 2026-12-01 (gemv_probe cold constant,
+  // two threads, load 1.5-3): 768 x 768 64-79 us split against 106-111 whole, 3072 x 768
+  // 227-233 against 377-500.
+  return { ...finishKernel(name, module, nOps, schedule), minPartUnits: 1 };
 }
