@@ -156,7 +156,7 @@ if (unknown.length > 0 || options.threads.some((t) => !Number.isInteger(t) || t 
   process.exit(2);
 }
 if (!Number.isInteger(options.rounds) || options.rounds < 1) {
-  console.error(`--rounds takes a whole number of rounds, 1 or more (got ${process.argv[process.argv.indexOf("--rounds") + 1]})`);
+  console.error(`--rounds takes a whole number of rounds, 1 or more (got ${process.argv[process.argv.indexOf("--rounds") + 1] ?? "nothing"})`);
   process.exit(2);
 }
 
