@@ -3,10 +3,13 @@
 //   npm run bench [-- --quick] [--only matmul,softmax] [--threads 1,2] [--runners tfjs-wasm,xlats-wasm,xlats-native,numpy]
 //                 [--timeout 30]   (seconds one workload may take on one runner before it is skipped)
 //                 [--no-relaxed-simd]  (Node 20: leave relaxed SIMD off; by default every runner gets the flag)
+//                 [--rounds R]  (the whole sequence of runners R times, the order reversed every other round)
 //
 // Each library (and thread count) runs in its own child process, one after the other:
 // onnxruntime-web fixes its thread count when its wasm starts, and a crash or a leak of
-// one library cannot touch the figures of another. The peers are bench/package.json's
+// one library cannot touch the figures of another. On a shared machine the runners, minutes
+// apart, see different loads: with --rounds each cell is the median over the rounds and each
+// ratio is taken within a round (both figures from that round's children) before its median. The peers are bench/package.json's
 // dependencies (npm ci --prefix bench), never the root's. Prints one markdown table; exits
 // non-zero when any result check fails.
 
@@ -33,6 +36,8 @@ interface Options {
   readonly timeoutS: number | undefined;
   /** --no-relaxed-simd: do not pass Node 20's relaxed-SIMD flag to the runners. */
   readonly relaxedSimd: boolean;
+  /** --rounds: how many times the whole sequence of runner children runs. */
+  readonly rounds: number;
 }
 
 function parseArgs(argv: readonly string[]): Options {
@@ -52,11 +57,12 @@ function parseArgs(argv: readonly string[]): Options {
     workloads: list("--workloads")?.map(Number),
     timeoutS: value("--timeout") !== undefined ? Number(value("--timeout")) : undefined,
     relaxedSimd: !argv.includes("--no-relaxed-simd"),
+    rounds: argv.includes("--rounds") ? Number(value("--rounds")) : 1,
   };
 }
 
 const USAGE = `npm run bench [-- --quick] [--only KINDS] [--threads 1,2] [--runners ${LIBRARIES.join(",")}]
-                 [--timeout SECONDS] [--no-relaxed-simd]`;
+                 [--timeout SECONDS] [--no-relaxed-simd] [--rounds R]`;
 if (process.argv.includes("--help") || process.argv.includes("-h")) {
   console.log(USAGE);
   process.exit(0);
@@ -86,7 +92,7 @@ const WORKLOAD_TIMEOUT_S = options.timeoutS ?? (options.quick ? 10 : 30);
  * arrive. A workload that runs past WORKLOAD_TIMEOUT_S is "n/a: over N s" and the child is
  * restarted on the rest; a child that dies leaves "fail" on the workload it was running.
  */
-function runChild(config: RunnerConfig, todo: readonly number[]): Promise<CellResult[]> {
+function runChild(config: RunnerConfig, todo: readonly number[], round: string): Promise<CellResult[]> {
   const script = fileURLToPath(import.meta.url);
   const args = [...process.execArgv, ...RELAXED_ARGS, script, "--child", `${config.name}:${config.threads}`, "--workloads", todo.join(","),
     ...(options.quick ? ["--quick"] : [])];
@@ -121,7 +127,7 @@ function runChild(config: RunnerConfig, todo: readonly number[]): Promise<CellRe
         const what = o.status === "ok"
           ? `${(o.seconds * 1000).toFixed(2)} ms (${o.runs} run${o.runs > 1 ? "s" : ""})${o.detail !== undefined ? `; ${o.detail}` : ""}`
           : `${o.status}: ${o.reason}`;
-        process.stderr.write(`  ${config.name} ${config.threads}t  ${cell.label}: ${what}\n`);
+        process.stderr.write(`  ${round}${config.name} ${config.threads}t  ${cell.label}: ${what}\n`);
       }
     });
     child.on("exit", (code, signal) => {
@@ -132,12 +138,12 @@ function runChild(config: RunnerConfig, todo: readonly number[]): Promise<CellRe
           ? { status: "na", reason: `over ${WORKLOAD_TIMEOUT_S} s (skipped)` }
           : { status: "fail", reason: `process ended (${signal ?? `exit ${code}`}) during this workload` };
         cells.push(cellFor(current, outcome));
-        process.stderr.write(`  ${config.name} ${config.threads}t  ${describe(fullPlan[current]!.full)}: ${outcome.status}: ${outcome.reason}\n`);
+        process.stderr.write(`  ${round}${config.name} ${config.threads}t  ${describe(fullPlan[current]!.full)}: ${outcome.status}: ${outcome.reason}\n`);
         done.add(current);
       }
       const rest = todo.filter((i) => !done.has(i));
       if (rest.length === 0) { resolve(cells); return; }
-      if (timedOut || current !== undefined) { void runChild(config, rest).then((more) => resolve([...cells, ...more])); return; }
+      if (timedOut || current !== undefined) { void runChild(config, rest, round).then((more) => resolve([...cells, ...more])); return; }
       // Ended between workloads without reporting the rest: say so rather than drop them.
       resolve([...cells, ...rest.map((i) => cellFor(i, { status: "fail", reason: `process ended (${signal ?? `exit ${code}`})` }))]);
     });
@@ -147,6 +153,10 @@ function runChild(config: RunnerConfig, todo: readonly number[]): Promise<CellRe
 const unknown = (options.runners ?? []).filter((r) => !(LIBRARIES as readonly string[]).includes(r));
 if (unknown.length > 0 || options.threads.some((t) => !Number.isInteger(t) || t < 1)) {
   console.error(`unknown --runners ${unknown.join(",")} or bad --threads (runners: ${LIBRARIES.join(", ")})`);
+  process.exit(2);
+}
+if (!Number.isInteger(options.rounds) || options.rounds < 1) {
+  console.error(`--rounds takes a whole number of rounds, 1 or more (got ${process.argv[process.argv.indexOf("--rounds") + 1] ?? "nothing"})`);
   process.exit(2);
 }
 
@@ -160,29 +170,38 @@ const RELAXED_ARGS = options.relaxedSimd && !hasRelaxedSimd() && !process.execAr
 
 const info = { ...systemInfo(), ...(RELAXED_ARGS.length > 0 ? { relaxedSimd: true } : {}) };
 const started = new Date();
-console.error(`bench: ${plan.length} workloads, threads ${options.threads.join(",")}${options.quick ? ", quick" : ""}`);
+const R = options.rounds;
+console.error(`bench: ${plan.length} workloads, threads ${options.threads.join(",")}${options.quick ? ", quick" : ""}${R > 1 ? `, ${R} rounds` : ""}`);
 const runners = planRunners(options.threads).filter((c) => options.runners === undefined || options.runners.includes(c.name));
 // The FMA ceiling of the sitting, where a native library runs a GEMM-bound whole program.
 const GEMM_BOUND = new Set(["gpt2", "mlp-infer", "transformer"]);
 const probesPeak = runners.some((c) => c.name === "xlats-native" || c.name === "ort-node") && plan.some((p) => GEMM_BOUND.has(p.kind));
 const peaks: PeakFlops[] = probesPeak ? [measurePeakFlops(options.threads)] : [];
-const cells: CellResult[] = [];
-for (const config of runners) cells.push(...(await runChild(config, plan.map((p) => fullPlan.indexOf(p)))));
+// Every other round runs the runners in reverse, so that none always goes first or last.
+const rounds: CellResult[][] = [];
+for (let r = 0; r < R; r++) {
+  const cells: CellResult[] = [];
+  for (const config of r % 2 === 0 ? runners : [...runners].reverse()) {
+    cells.push(...(await runChild(config, plan.map((p) => fullPlan.indexOf(p)), R > 1 ? `round ${r + 1}/${R}  ` : "")));
+  }
+  rounds.push(cells);
+}
 if (probesPeak) peaks.push(measurePeakFlops(options.threads));
 
-const table = buildTable(plan, options.threads, cells);
+const table = buildTable(plan, options.threads, rounds);
 const elapsed = ((Date.now() - started.getTime()) / 1000).toFixed(0);
 console.log([
   `## xlats benchmark, ${started.toISOString().slice(0, 16).replace("T", " ")} UTC${options.quick ? " (--quick sizes)" : ""}`,
   "",
   `CPU: ${info.cpu}; ${info.flags}; ${info.cores} cores available. Node ${info.node}; ` +
     `relaxed SIMD ${info.relaxedSimd ? `on${RELAXED_ARGS.length > 0 ? ` (${RELAXED_FLAG} given to every runner; --no-relaxed-simd for off)` : ""}` : "off"}. ` +
-    `Load average ${info.load.toFixed(1)} at the start${info.load > info.cores / 2 ? " (a busy machine: figures disturbed)" : ""}. Took ${elapsed} s.`,
+    `Load average ${info.load.toFixed(1)} at the start${info.load > info.cores / 2 ? " (a busy machine: figures disturbed)" : ""}` +
+    `${R > 1 ? `, ${systemInfo().load.toFixed(1)} at the end; ${R} rounds of every runner, the order reversed every other round` : ""}. Took ${elapsed} s.`,
   "",
   table.markdown,
   "",
-  buildTargets(plan, cells),
-  ...(probesPeak ? ["", buildCeiling(plan, cells, peaks)] : []),
+  buildTargets(plan, rounds),
+  ...(probesPeak ? ["", buildCeiling(plan, rounds, peaks)] : []),
 ].join("\n"));
 if (table.failures.length > 0) {
   console.error(`\nBENCHMARK RESULT CHECK FAILED (${table.failures.length}):`);

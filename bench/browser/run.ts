@@ -247,7 +247,7 @@ function browserTable(markdown: string): string {
   return out.join("\n");
 }
 
-const table = buildTable(plan, options.threads, cells);
+const table = buildTable(plan, options.threads, [cells]);
 const elapsed = ((Date.now() - started.getTime()) / 1000).toFixed(0);
 const load = systemInfo().load;
 console.log([
@@ -273,7 +273,7 @@ console.log([
     "of navigator.hardwareConcurrency workers. Each runner and thread count runs in its own page, one after the other."] : []),
   ...[...new Set(notes)].map((n) => `- ${n}`),
   "",
-  buildTargets(plan, cells),
+  buildTargets(plan, [cells]),
 ].join("\n"));
 if (table.failures.length > 0) {
   console.error(`\nBENCHMARK RESULT CHECK FAILED (${table.failures.length}):`);

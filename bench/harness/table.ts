@@ -4,10 +4,20 @@
 
 import { describe, flops, measure } from "../workloads/specs.js";
 import type { CellResult } from "./measure.js";
+import { median } from "./runner.js";
 import { GPU_LIBRARIES, GPU_PEERS, LIBRARIES, WASM_PEERS, type PlannedWorkload } from "./plan.js";
 import type { PeakFlops } from "./peak.js";
 
-type Lookup = (name: string, threads: number, kind: string, label: string) => CellResult | undefined;
+/**
+ * A sitting's cells, round by round (`--rounds R` repeats the whole sequence of runners; one
+ * round without it). Ratios are taken within a round, where both figures saw the same minutes
+ * of a shared machine's load, and only then summarised over the rounds.
+ */
+export type Rounds = readonly (readonly CellResult[])[];
+
+function findCell(cells: readonly CellResult[], name: string, threads: number, kind: string, label: string): CellResult | undefined {
+  return cells.find((c) => c.runner.name === name && c.runner.threads === threads && c.kind === kind && c.label === label);
+}
 
 /** The figure of a cell in the unit of its row (the interpreter's scaled from its reduced size). */
 export function figureOf(cell: CellResult | undefined, p: PlannedWorkload): number | undefined {
@@ -25,6 +35,33 @@ function fmt(x: number): string {
   return x.toPrecision(2);
 }
 
+/**
+ * A figure or ratio over the rounds (undefined where a round has none): its median, and with
+ * more than one round the min–max (and how many rounds had it, when not all); `extra` joins
+ * the parentheses. undefined when no round has it.
+ */
+function fmtRounds(xs: readonly (number | undefined)[], suffix = "", extra?: string): string | undefined {
+  const v = xs.filter((x): x is number => x !== undefined);
+  if (v.length === 0) return undefined;
+  const spread = xs.length > 1
+    ? [`${fmt(Math.min(...v))}–${fmt(Math.max(...v))}${v.length < xs.length ? `, ${v.length} of ${xs.length} rounds` : ""}`] : [];
+  const inside = [...spread, ...(extra !== undefined ? [extra] : [])];
+  return `${fmt(median(v))}${suffix}${inside.length > 0 ? ` (${inside.join("; ")})` : ""}`;
+}
+
+/** Each round's ratio of two per-round figures. */
+function perRoundRatio(ours: readonly (number | undefined)[], theirs: readonly (number | undefined)[]): (number | undefined)[] {
+  return ours.map((x, r) => (x !== undefined && theirs[r] !== undefined ? x / theirs[r]! : undefined));
+}
+
+/** Each round's best of several per-round figures. */
+function perRoundBest(series: readonly (readonly (number | undefined)[])[], rounds: number): (number | undefined)[] {
+  return Array.from({ length: rounds }, (_, r) => {
+    const xs = series.map((s) => s[r]).filter((x): x is number => x !== undefined);
+    return xs.length > 0 ? Math.max(...xs) : undefined;
+  });
+}
+
 function fmtBytes(b: number): string {
   return b >= 1 << 20 ? `${(b / (1 << 20)).toFixed(1)} MiB` : `${(b / 1024).toFixed(0)} KiB`;
 }
@@ -34,9 +71,8 @@ export interface Table {
   readonly failures: string[];
 }
 
-export function buildTable(plan: readonly PlannedWorkload[], threads: readonly number[], cells: readonly CellResult[]): Table {
-  const lookup: Lookup = (name, t, kind, label) =>
-    cells.find((c) => c.runner.name === name && c.runner.threads === t && c.kind === kind && c.label === label);
+export function buildTable(plan: readonly PlannedWorkload[], threads: readonly number[], rounds: Rounds): Table {
+  const R = rounds.length;
   const notes: string[] = [];
   const noteFor = (text: string): number => {
     const i = notes.indexOf(text);
@@ -46,7 +82,7 @@ export function buildTable(plan: readonly PlannedWorkload[], threads: readonly n
   };
   const failures: string[] = [];
   // Only the libraries this run measured (--runners), and the ratio columns of the xlats backends among them.
-  const ran = new Set(cells.map((c) => c.runner.name));
+  const ran = new Set(rounds.flat().map((c) => c.runner.name));
   const libraries = [...LIBRARIES, ...GPU_LIBRARIES].filter((l) => ran.has(l));
   const wasmColumns = ran.has("xlats-wasm");
   const nativeColumns = ran.has("xlats-native");
@@ -61,45 +97,47 @@ export function buildTable(plan: readonly PlannedWorkload[], threads: readonly n
       const rowLabel = describe(p.full);
       const unit = measure(p.full).unit;
       const row = [rowLabel, unit, `${t}`];
-      const figure = (name: string, th = t): number | undefined => figureOf(lookup(name, th, p.kind, rowLabel), p);
+      // Each library's figure round by round.
+      const figure = (name: string, th = t): (number | undefined)[] =>
+        rounds.map((cells) => figureOf(findCell(cells, name, th, p.kind, rowLabel), p));
+      const ratio = (ours: readonly (number | undefined)[], peer: readonly (number | undefined)[]): string =>
+        fmtRounds(perRoundRatio(ours, peer), "×") ?? "—";
+      const roundOf = (r: number): string => (R > 1 ? `, round ${r + 1}` : "");
       for (const lib of libraries) {
         if (lib === "xlats-interp" && t !== 1) { row.push("—"); continue; }
-        const cell = lookup(lib, lib === "xlats-interp" ? 1 : t, p.kind, rowLabel);
-        if (cell === undefined) { row.push(""); continue; }
-        const o = cell.outcome;
-        if (o.status === "ok") {
-          const f = figureOf(cell, p)!;
-          const note = o.detail !== undefined ? ` [${noteFor(`${lib}: ${o.detail}`)}]` : "";
-          row.push(`${o.peakBytes !== undefined ? `${fmt(f)} (${fmtBytes(o.peakBytes)})` : fmt(f)}${note}`);
-        } else if (o.status === "na") {
-          row.push(`n/a [${noteFor(`${lib}: ${o.reason}`)}]`);
-        } else {
-          row.push(`**FAIL** [${noteFor(`${lib} ${t}t: ${o.reason}`)}]`);
-          failures.push(`${lib} (${t} thread${t > 1 ? "s" : ""}) on ${rowLabel}: ${o.reason}`);
-        }
+        const th = lib === "xlats-interp" ? 1 : t;
+        const perRound = rounds.map((cells) => findCell(cells, lib, th, p.kind, rowLabel)?.outcome);
+        if (perRound.every((o) => o === undefined)) { row.push(""); continue; }
+        // A wrong result in any round is the cell's FAIL; every round's failure is listed.
+        const fails = perRound.flatMap((o, r) => (o?.status === "fail" ? [{ r, reason: o.reason }] : []));
+        for (const f of fails) failures.push(`${lib} (${t} thread${t > 1 ? "s" : ""}) on ${rowLabel}${roundOf(f.r)}: ${f.reason}`);
+        if (fails.length > 0) { row.push(`**FAIL** [${noteFor(`${lib} ${t}t: ${fails[0]!.reason}`)}]`); continue; }
+        const oks = perRound.flatMap((o) => (o?.status === "ok" ? [o] : []));
+        const nas = perRound.flatMap((o, r) => (o?.status === "na" ? [{ r, reason: o.reason }] : []));
+        if (oks.length === 0) { row.push(`n/a [${noteFor(`${lib}: ${nas[0]!.reason}`)}]`); continue; }
+        // Measured in some rounds: the figure over those, and a note for each round that was not.
+        const marks = [...new Set(oks.flatMap((o) => (o.detail !== undefined ? [`${lib}: ${o.detail}`] : [])))]
+          .concat(nas.map((n) => `${lib}${roundOf(n.r)}: n/a, ${n.reason}`)).map((text) => ` [${noteFor(text)}]`).join("");
+        const peakBytes = oks[0]!.peakBytes;
+        row.push(`${fmtRounds(figure(lib, th), "", peakBytes !== undefined ? fmtBytes(peakBytes) : undefined)}${marks}`);
       }
-      const ours = figure("xlats-wasm");
-      const peers = WASM_PEERS.map((n) => figure(n)).filter((x): x is number => x !== undefined);
-      const ratio = (peer: number | undefined): string => (ours !== undefined && peer !== undefined ? `${fmt(ours / peer)}×` : "—");
-      const one = figure("xlats-wasm", 1);
       if (wasmColumns) {
-        row.push(ratio(peers.length > 0 ? Math.max(...peers) : undefined), ratio(figure("tfjs-wasm")), ratio(figure("ort-web")));
-        row.push(t > 1 && ours !== undefined && one !== undefined ? `${fmt(ours / one)}×` : "—");
+        const ours = figure("xlats-wasm");
+        row.push(ratio(ours, perRoundBest(WASM_PEERS.map((n) => figure(n)), R)), ratio(ours, figure("tfjs-wasm")), ratio(ours, figure("ort-web")));
+        row.push(t > 1 ? ratio(ours, figure("xlats-wasm", 1)) : "—");
       }
-      const native = figure("xlats-native");
-      const nativeRatio = (peer: number | undefined): string => (native !== undefined && peer !== undefined ? `${fmt(native / peer)}×` : "—");
-      const nativeOne = figure("xlats-native", 1);
-      const nativeCell = lookup("xlats-native", t, p.kind, rowLabel);
-      const compileMs = nativeCell?.outcome.status === "ok" ? nativeCell.outcome.compileMs : undefined;
       if (nativeColumns) {
-        row.push(nativeRatio(figure("ort-node")), nativeRatio(figure("numpy")), t > 1 ? nativeRatio(nativeOne) : "—");
-        row.push(compileMs !== undefined ? `${(compileMs / 1000).toFixed(2)} s` : "—");
+        const native = figure("xlats-native");
+        const compiles = rounds.flatMap((cells) => {
+          const o = findCell(cells, "xlats-native", t, p.kind, rowLabel)?.outcome;
+          return o?.status === "ok" && o.compileMs !== undefined ? [o.compileMs] : [];
+        });
+        row.push(ratio(native, figure("ort-node")), ratio(native, figure("numpy")), t > 1 ? ratio(native, figure("xlats-native", 1)) : "—");
+        row.push(compiles.length > 0 ? `${(median(compiles) / 1000).toFixed(2)} s` : "—");
       }
       if (gpuColumns) {
         const gpu = figure("xlats-webgpu");
-        const gpuRatio = (peer: number | undefined): string => (gpu !== undefined && peer !== undefined ? `${fmt(gpu / peer)}×` : "—");
-        const gpuPeers = GPU_PEERS.map((n) => figure(n)).filter((x): x is number => x !== undefined);
-        row.push(gpuRatio(gpuPeers.length > 0 ? Math.max(...gpuPeers) : undefined), ...GPU_PEERS.map((n) => gpuRatio(figure(n))));
+        row.push(ratio(gpu, perRoundBest(GPU_PEERS.map((n) => figure(n)), R)), ...GPU_PEERS.map((n) => ratio(gpu, figure(n))));
       }
       lines.push(`| ${row.join(" | ")} |`);
     }
@@ -108,6 +146,9 @@ export function buildTable(plan: readonly PlannedWorkload[], threads: readonly n
     "",
     "Figures: GFLOP/s (matmul, conv), GB/s of bytes read + written (elementwise, sum, softmax), steps/s (whole programs); " +
       "median of several runs after warm-up; every result checked against a plain-JS reference before its time counts.",
+    ...(R > 1 ? [`${R} rounds (every runner in each, the order reversed every other round): each figure is the median of the ` +
+      "rounds' figures, min–max in parentheses; each ratio is taken within a round (both figures from that round) and given " +
+      "as the median of the rounds' ratios, min–max in parentheses."] : []),
     `\\* xlats-interp runs reduced sizes (${[...new Set(plan.map((p) => describe(p.reduced)))].join("; ")}); its figure is ` +
       "per FLOP/byte, and for whole programs the steps/s that its FLOP rate would give at the full size.",
     "Ratios are xlats-wasm over the peer at the same thread count; \"best wasm peer\" is the fastest of tfjs-wasm, " +
@@ -131,8 +172,8 @@ export function buildTable(plan: readonly PlannedWorkload[], threads: readonly n
 }
 
 
-/** A target: its name, xlats' figure, the figure it is compared with, and the ratio to reach. */
-type Target = [string, number | undefined, number | undefined, number];
+/** A target: its name, xlats' figure, the figure it is compared with (each round by round), and the ratio to reach. */
+type Target = [string, (number | undefined)[], (number | undefined)[], number];
 
 const phase = (name: "prefill" | "decode") => (p: PlannedWorkload): boolean => p.full.kind === "gpt2" && p.full.phase === name;
 /**
@@ -146,19 +187,20 @@ const WHOLE_PROGRAMS: readonly [string, string, ((p: PlannedWorkload) => boolean
   ["encoder", "transformer", undefined, false],
 ];
 
-/** The issue's targets, each with the measured ratio (at 1 thread unless it is about threads). */
-export function buildTargets(plan: readonly PlannedWorkload[], cells: readonly CellResult[]): string {
-  const fig = (name: string, threads: number, kind: string, pick?: (p: PlannedWorkload) => boolean): number | undefined => {
+/**
+ * The issue's targets, each with the measured ratio (at 1 thread unless it is about threads):
+ * with several rounds, judged on the median of the rounds' ratios, with the rounds that held.
+ */
+export function buildTargets(plan: readonly PlannedWorkload[], rounds: Rounds): string {
+  const fig = (name: string, threads: number, kind: string, pick?: (p: PlannedWorkload) => boolean): (number | undefined)[] => {
     const p = plan.find((q) => q.kind === kind && (pick === undefined || pick(q)));
-    if (p === undefined) return undefined;
-    const label = describe(p.full);
-    return figureOf(cells.find((c) => c.runner.name === name && c.runner.threads === threads && c.kind === kind && c.label === label), p);
+    return rounds.map((cells) => (p === undefined ? undefined : figureOf(findCell(cells, name, threads, kind, describe(p.full)), p)));
   };
   // matmul 1024 in a full run; the largest matmul with --quick.
   const matmulPick = (p: PlannedWorkload): boolean => p.full.kind === "matmul" && p.full.m === 1024;
   const hasMatmul1024 = plan.some(matmulPick);
   const largestMatmul = [...plan].reverse().find((q) => q.kind === "matmul");
-  const matmul = (name: string, threads: number): number | undefined =>
+  const matmul = (name: string, threads: number): (number | undefined)[] =>
     hasMatmul1024 ? fig(name, threads, "matmul", matmulPick) : fig(name, threads, "matmul", (p) => p === largestMatmul);
   const matmulLabel = hasMatmul1024 || largestMatmul === undefined ? "matmul 1024" : `${describe(largestMatmul.full)} (no 1024 in this run)`;
   const targets: Target[] = [
@@ -187,10 +229,13 @@ export function buildTargets(plan: readonly PlannedWorkload[], cells: readonly C
   ];
   const lines = ["| target (xlats-wasm) | goal | measured | met |", "|---|---|---|---|"];
   const row = ([name, ours, theirs, goal]: Target): void => {
-    const r = ours !== undefined && theirs !== undefined ? ours / theirs : undefined;
-    lines.push(`| ${name} | ≥ ${goal}× | ${r === undefined ? "n/a" : `${fmt(r)}×`} | ${r === undefined ? "—" : r >= goal ? "yes" : "no"} |`);
+    const ratios = perRoundRatio(ours, theirs);
+    const measured = ratios.filter((x): x is number => x !== undefined);
+    const r = measured.length > 0 ? median(measured) : undefined;
+    const held = rounds.length > 1 && r !== undefined ? ` (${measured.filter((x) => x >= goal).length} of ${rounds.length} rounds)` : "";
+    lines.push(`| ${name} | ≥ ${goal}× | ${fmtRounds(ratios, "×") ?? "n/a"} | ${r === undefined ? "—" : r >= goal ? "yes" : "no"}${held} |`);
   };
-  const ran = new Set(cells.map((c) => c.runner.name));
+  const ran = new Set(rounds.flat().map((c) => c.runner.name));
   if (ran.has("xlats-wasm") || (!ran.has("xlats-native") && !ran.has("xlats-webgpu"))) targets.forEach(row);
   else lines.length = 0;
   if (ran.has("xlats-webgpu")) {
@@ -223,7 +268,7 @@ export function buildTargets(plan: readonly PlannedWorkload[], cells: readonly C
  * peak itself (peak / ort-node). A target ratio above that bound cannot be met in this
  * sitting by any kernel; one below it can.
  */
-export function buildCeiling(plan: readonly PlannedWorkload[], cells: readonly CellResult[], peaks: readonly PeakFlops[]): string {
+export function buildCeiling(plan: readonly PlannedWorkload[], rounds: Rounds, peaks: readonly PeakFlops[]): string {
   const measured = peaks.filter((p): p is Extract<PeakFlops, { byThreads: unknown }> => "byThreads" in p);
   if (measured.length === 0) {
     const why = peaks.map((p) => ("unavailable" in p ? p.unavailable : "")).find((s) => s !== "");
@@ -238,9 +283,10 @@ export function buildCeiling(plan: readonly PlannedWorkload[], cells: readonly C
     "| GEMM-bound program | threads | peak GFLOP/s | xlats-native GFLOP/s (of peak) | ort-node GFLOP/s (of peak) | most xlats-native could lead ort-node |",
     "|---|---|---|---|---|---|",
   ];
+  // The median over the rounds' rates (the peak is probed once before the first round and once after the last).
   const rate = (name: string, t: number, p: PlannedWorkload): number | undefined => {
-    const steps = figureOf(cells.find((c) => c.runner.name === name && c.runner.threads === t && c.kind === p.kind && c.label === describe(p.full)), p);
-    return steps === undefined ? undefined : steps * flops(p.full) / 1e9;
+    const steps = rounds.map((cells) => figureOf(findCell(cells, name, t, p.kind, describe(p.full)), p)).filter((x): x is number => x !== undefined);
+    return steps.length === 0 ? undefined : median(steps) * flops(p.full) / 1e9;
   };
   for (const [label, kind, pick] of WHOLE_PROGRAMS) {
     const p = plan.find((q) => q.kind === kind && (pick === undefined || pick(q)));
