@@ -137,8 +137,9 @@ function sampleGamma(key: ArrayLike, a: A, shape: readonly number[], logSpace: b
     // As JAX's rule (defjvp2 of random_gamma_p): the sample is this function's own, so an
     // outer differentiation (jvp of jvp, hessian) takes its derivative by this rule again,
     // not through the rejection loop; random_gamma_grad(a, sample) is differentiated as it
-    // is computed (its series and continued fraction, forward through their loops). Reverse
-    // mode over it meets those loops and is refused, as JAX refuses it.
+    // is computed (its series and continued fraction, forward through their loops). JAX
+    // refuses reverse mode over those loops (grad(grad)); the eager whileLoop here has one,
+    // so grad(grad) gives the same value as hessian (docs/frontend.md).
     const out = sample(alpha as A);
     const wide = lax.broadcastTo(alpha as A, shape);
     const derivative = logSpace ? logGammaGrad(wide, out) : (randomGammaGrad(wide, out) as A);
