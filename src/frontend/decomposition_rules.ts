@@ -5,8 +5,8 @@
 // Lowering, as JAX's on CPU, to jaxlib's LAPACK custom calls (which every xlats backend
 // runs): qr is geqrf then orgqr/ungqr (the Householder product), eigh is syevd/heevd
 // (eigenvalues ascending), svd is gesdd (mode 'A' full, 'S' reduced, 'N' values only),
-// eig is geev (complex eigenvalues and eigenvectors whatever a's type; a matrix whose call
-// fails, info != 0, gets NaNs, as JAX's lowering gives).
+// eig is geev (complex eigenvalues and eigenvectors whatever a's type). As JAX's lowering,
+// eigh's, svd's and eig's results for a matrix whose call fails (info != 0) are NaNs.
 //
 // Derivatives, for real matrices, are JAX's JVP rules (qr_jvp_rule, _eigh_jvp_rule,
 // _svd_jvp_rule; eig_jvp_rule for real and complex ones); reverse mode transposes them
@@ -103,6 +103,22 @@ const sub = (x: V, [r0, r1]: readonly [number, number], [c0, c1]: readonly [numb
 };
 
 /**
+ * JAX's lowering of a LAPACK call that reports `info` (one per matrix, shaped as the
+ * batch): each result's matrices (or vectors) whose call failed, info != 0, replaced by
+ * NaNs of its type (complex NaNs for complex results).
+ */
+function nanWhereFailed(b: XlaBuilder, info: XlaOp, results: readonly XlaOp[]): XlaOp[] {
+  const batch = info.arrayShape.dimensions;
+  const ok = compare(info, b.addInstruction("broadcastInDim", [constantR0(b, DTYPES.int32, 0)], { dimensions: [...batch], broadcastDimensions: [] }), "EQ", { compareType: "SIGNED" });
+  return results.map((x) => {
+    const { dimensions, elementType } = x.arrayShape;
+    const value = elementType === "c64" || elementType === "c128" ? { re: NaN, im: NaN } : NaN;
+    const nan = b.addInstruction("broadcastInDim", [constantR0(b, elementType, value)], { dimensions: [...dimensions], broadcastDimensions: [] });
+    return select(b.addInstruction("broadcastInDim", [ok], { dimensions: [...dimensions], broadcastDimensions: range(batch.length) }), x, nan);
+  });
+}
+
+/**
  * geev's results with JAX's NaNs: (w, vl?, vr?), complex. jaxlib's real routine returns
  * the eigenvalues as (wr, wi) and the eigenvectors already complex (the conjugate pairs
  * unpacked); the vectors not asked for are still results of the call (not computed,
@@ -122,13 +138,7 @@ function eigOps(b: XlaBuilder, a: XlaOp, { computeLeftEigenvectors: left, comput
     `{compute_left = ${charAttribute(left ? "V" : "N")}, compute_right = ${charAttribute(right ? "V" : "N")}}`);
   const [vl, vr, info] = outs.slice(-3) as [XlaOp, XlaOp, XlaOp];
   const w = complex ? outs[0]! : b.addInstruction("complex", [outs[0]!, outs[1]!], {});
-  const ok = compare(info, b.addInstruction("broadcastInDim", [constantR0(b, DTYPES.int32, 0)], { dimensions: [...batch], broadcastDimensions: [] }), "EQ", { compareType: "SIGNED" });
-  const orNan = (x: XlaOp): XlaOp => {
-    const dims = [...x.arrayShape.dimensions];
-    const nan = b.addInstruction("broadcastInDim", [constantR0(b, complexType, { re: NaN, im: NaN })], { dimensions: dims, broadcastDimensions: [] });
-    return select(b.addInstruction("broadcastInDim", [ok], { dimensions: dims, broadcastDimensions: range(batch.length) }), x, nan);
-  };
-  return [orNan(w), ...(left ? [orNan(vl)] : []), ...(right ? [orNan(vr)] : [])];
+  return nanWhereFailed(b, info, [w, ...(left ? [vl] : []), ...(right ? [vr] : [])]);
 }
 
 /** The batched matrix with x (shape [..., n]) along each row: x[..., None, :] broadcast to [..., n, n]. */
@@ -186,10 +196,10 @@ export const DECOMPOSITION_ROWS: { readonly [N in "qr" | "eigh" | "svd" | "eig"]
       const prefix = lapackPrefix(a!, "eigh");
       const batch = dimensions.slice(0, -2);
       const n = dimensions.at(-1)!;
-      const [v, w] = lapackCall(b, prefix === "c" || prefix === "z" ? "heevd" : "syevd", prefix, [a!],
+      const [v, w, info] = lapackCall(b, prefix === "c" || prefix === "z" ? "heevd" : "syevd", prefix, [a!],
         [a!.arrayShape, arrayShape(DTYPES[realDtype(dtypeOfOp(a!))], [...batch, n]), arrayShape(DTYPES.int32, batch)],
         `{mode = ${charAttribute("V")}, uplo = ${charAttribute(lower ? "L" : "U")}}`);
-      return [v!, w!];
+      return nanWhereFailed(b, info!, [v!, w!]);
     },
     jvp: ([t], [a], [v, w], { lower }) => {
       realOnly(a!, "eigh");
@@ -219,10 +229,10 @@ export const DECOMPOSITION_ROWS: { readonly [N in "qr" | "eigh" | "svd" | "eig"]
       const [uCols, vRows] = fullMatrices ? [m, n] : [k, k];
       const mode = computeUv ? (fullMatrices ? "A" : "S") : "N";
       const shape = (rows: number, cols: number): ArrayShape => arrayShape(elementType, computeUv ? [...batch, rows, cols] : [...batch, 0, 0]);
-      const [, s, u, vt] = lapackCall(b, "gesdd", prefix, [a!],
+      const [, s, u, vt, info] = lapackCall(b, "gesdd", prefix, [a!],
         [a!.arrayShape, arrayShape(DTYPES[realDtype(dtypeOfOp(a!))], [...batch, k]), shape(m, uCols), shape(vRows, n), arrayShape(DTYPES.int32, batch)],
         `{mode = ${charAttribute(mode)}}`);
-      return computeUv ? [s!, u!, vt!] : [s!];
+      return nanWhereFailed(b, info!, computeUv ? [s!, u!, vt!] : [s!]);
     },
     jvp: ([da], [a], outs, { fullMatrices, computeUv }) => {
       realOnly(a!, "svd");

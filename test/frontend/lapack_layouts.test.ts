@@ -58,6 +58,22 @@ test("eig and eigvals: geev's attributes, result types and JAX's NaNs where info
   }
 });
 
+test("eigh and svd: JAX's NaNs where info != 0 (the compare and one select per result, as in JAX's programs)", () => {
+  const cases = [
+    { file: "eigh.mlir", text: jit((x: FrontendArray) => lax.eigh(x)).lower(np.zeros([4, 4])).asText() },
+    { file: "svd.mlir", text: jit((x: FrontendArray) => { const r = np.linalg.svd(x); return [r.U, r.S, r.Vh]; }).lower(np.zeros([4, 3])).asText() },
+  ];
+  for (const c of cases) {
+    const jax = readFileSync(path.join(PROGRAMS, c.file), "utf8");
+    assert.match(c.text, /stablehlo\.compare EQ, %\d+#\d, %\d+, SIGNED/, c.file);
+    assert.match(c.text, /stablehlo\.constant dense<0x7FC00000> : tensor<f32>/, c.file);
+    assert.equal(c.text.match(/stablehlo\.select/g)?.length, jax.match(/stablehlo\.select/g)!.length, `${c.file}: one select per result`);
+  }
+  // Values without selects: singular values alone take one select.
+  const values = jit((x: FrontendArray) => np.linalg.svd(x, { computeUv: false })).lower(np.zeros([4, 3])).asText();
+  assert.equal(values.match(/stablehlo\.select/g)?.length, 1);
+});
+
 test("the lowered text with layouts parses back and evaluates to the eager result", () => {
   const a = np.array([[4, 1, 2], [1, 3, 0], [2, 0, 5]], { dtype: "float64" });
   const f = (x: FrontendArray): FrontendArray => np.linalg.det(np.add(x, np.linalg.inv(x)));
