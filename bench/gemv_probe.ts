@@ -228,14 +228,14 @@ async function stepPasses(): Promise<void> {
     readPasses.push(clock() - t0);
   }
   // The first two passes warm up (first calls, pages touched for the first time).
-  const settled = (xs: number[]): number[] => xs.slice(2 * (xs.length / (rounds + 2)));
+  const settled = (xs: number[]): number[] => xs.slice(2);
   for (const p of parts) {
     p.dot.best = median(settled(p.dotTimes));
     p.read.best = median(settled(p.readTimes));
     console.log(line(p.c.label, p.bytes, p.dot, p.read));
   }
   const bytes = parts.reduce((s, p) => s + p.bytes, 0);
-  const pass = (xs: number[]): Timed => ({ ...parts[0]!.dot, best: median(xs.slice(2)) });
+  const pass = (xs: number[]): Timed => ({ ...parts[0]!.dot, best: median(settled(xs)) });
   console.log(line(`the step's ${parts.length} products (median pass)`, bytes, pass(dotPasses), pass(readPasses)));
   for (const p of parts) for (const t of [p.dot, p.read]) { for (const a of t.args) a.delete(); t.exe.delete(); }
 }
