@@ -2,7 +2,7 @@
 // matrix, timed beside a plain read of the same bytes (a sum over the matrix) in
 // interleaved rounds, so the ratio compares both at the same moment of a shared
 // machine's load. Figures are GB/s of weights read (the best of the rounds).
-//   node dist/bench/gemv_probe.js [backend=native|wasm] [threads=1] [rounds=30] [f64] [cold] [shapes=all|decode] [narrow=0|1|only] [cpu] [constant]
+//   node dist/bench/gemv_probe.js [backend=native|wasm] [threads=1] [rounds=30] [f64] [cold] [shapes=all|decode|step] [narrow=0|1|only] [cpu] [constant]
 // The shapes: GPT-2-small decode projections (x·W with W [k][n], and W stored [n][k] as
 // a linear layer's weight), a 4096 x 4096 matrix (64 MiB, past the caches), and the
 // attention of one token over a cache of 128: q·Kᵀ [12,1,64] x [12,128,64] and
@@ -20,7 +20,13 @@
 // Cold int8 and bf16 weights rotate over their own copies (as many bytes in all), each
 // beside a plain read rotating over f32 arrays of the same bytes.
 // `shapes=decode`: only the GPT-2-small decode step's four products, x·W with W [k][n]
-// (768x768, 768x2304, 768x3072, 3072x768). `narrow=only`: the int8 and bf16 weights
+// (768x768, 768x2304, 768x3072, 3072x768). `shapes=step`: the decode step's eight products
+// in its order (two blocks of QKV 768x2304, projection 768x768, fc1 768x3072, fc2 3072x768),
+// each with weights of its own (56.6 MB in all), called one after another as a pass, beside
+// a pass of plain reads of the same eight arrays in the same order, passes alternating: each
+// byte was last touched one pass (56.6 MB) before, as in a run of decode steps; figures are
+// the median pass of the rounds and each product's median call (f32 weights, parameters;
+// `cold` and `constant` do not apply). `narrow=only`: the int8 and bf16 weights
 // without the f32 ones (their time beside the f32 weights' then not printed). `cpu`
 // (one thread): calls timed by the process's CPU time (process.cpuUsage), not wall time,
 // which a loaded machine's preemptions lengthen. `constant`: the f32 weights are a constant
@@ -44,7 +50,7 @@ const es = type === "f32" ? 4 : 8;
 const cold = args.includes("cold");
 const narrow = arg("narrow", "1") !== "0" && type === "f32";
 const narrowOnly = narrow && arg("narrow", "1") === "only";
-const shapeSet = arg("shapes", "all") as "all" | "decode";
+const shapeSet = arg("shapes", "all") as "all" | "decode" | "step";
 const cpuTime = args.includes("cpu");
 const constantWeights = args.includes("constant");
 if (cpuTime && threads !== 1) throw new Error("gemv_probe: `cpu` times one thread (the process's CPU time sums the threads')");
@@ -76,6 +82,8 @@ const allCases: Case[] = [
 ];
 
 const cases = shapeSet === "decode" ? decodeCases : allCases;
+/** GPT-2-small's decode step: its blocks' products in order, each block's weights its own. */
+const stepCases: Case[] = [0, 1].flatMap((block) => [1, 0, 2, 3].map((i) => ({ ...decodeCases[i]!, label: `block ${block} ${decodeCases[i]!.label}` })));
 const count = (dims: readonly number[]): number => dims.reduce((p, d) => p * d, 1);
 
 /** Weights as stored: the probe's type, int8 with a per-column scale, or bf16. */
@@ -190,13 +198,50 @@ async function coldCase(c: Case): Promise<void> {
   }
 }
 
-console.log(`${backend}, ${threads} thread(s), ${type}, ${constantWeights ? "f32 weights constant, " : ""}${cpuTime ? "CPU time, " : ""}${cold ? `cold weights (copies of >= ${COLD_BYTES >> 20} MiB in all), median call of ${rounds} rotations` : `best of ${rounds} interleaved rounds`}`);
+console.log(`${backend}, ${threads} thread(s), ${type}, ${constantWeights ? "f32 weights constant, " : ""}${cpuTime ? "CPU time, " : ""}${shapeSet === "step" ? `the decode step's products and reads in alternating passes, median of ${rounds}` : cold ? `cold weights (copies of >= ${COLD_BYTES >> 20} MiB in all), median call of ${rounds} rotations` : `best of ${rounds} interleaved rounds`}`);
 const line = (label: string, bytes: number, dot: Timed, read: Timed, base?: Timed): string => {
   const gbs = (ms: number): string => (bytes / ms / 1e6).toFixed(1);
   return `${label.padEnd(34)} dot ${(dot.best * 1000).toFixed(1).padStart(7)} us ${gbs(dot.best).padStart(6)} GB/s | read ${(read.best * 1000).toFixed(1).padStart(7)} us ${
     gbs(read.best).padStart(6)} GB/s | dot/read ${(read.best / dot.best).toFixed(2)}${base === undefined ? "" : ` | ${(base.best / dot.best).toFixed(2)}x the ${type} weights`}`;
 };
-for (const c of cold ? cases.filter((c) => c.batchDims === 0) : cases) {
+/**
+ * shapes=step: the step's products as one pass over their weights, beside a pass of plain
+ * reads of the same arrays in the same order, alternating, so both find each array as the
+ * other left it one pass (all of the weights) before.
+ */
+async function stepPasses(): Promise<void> {
+  const parts = await Promise.all(stepCases.map(async (c, i) => {
+    const x = values(count(c.lhs), 1), w = values(count(c.rhs), 2 + i);
+    const dot = await timed(dotProgram(c), [{ dims: c.lhs, data: x }, { dims: c.rhs, data: w }]);
+    const read = await timed(sumProgram(c.rhs), []);
+    return { c, bytes: count(c.rhs) * es, dot, read, dotTimes: [] as number[], readTimes: [] as number[] };
+  }));
+  // The read sums the dot's own weights: the same buffer.
+  const readArgs = parts.map((p) => [p.dot.args[1]!]);
+  const dotPasses: number[] = [], readPasses: number[] = [];
+  for (let r = 0; r < rounds + 2; r++) {
+    let t0 = clock();
+    for (const p of parts) { const t = clock(); for (const out of p.dot.exe.execute(p.dot.args)) out.delete(); p.dotTimes.push(clock() - t); }
+    dotPasses.push(clock() - t0);
+    t0 = clock();
+    parts.forEach((p, i) => { const t = clock(); for (const out of p.read.exe.execute(readArgs[i]!)) out.delete(); p.readTimes.push(clock() - t); });
+    readPasses.push(clock() - t0);
+  }
+  // The first two passes warm up (first calls, pages touched for the first time).
+  const settled = (xs: number[]): number[] => xs.slice(2);
+  for (const p of parts) {
+    p.dot.best = median(settled(p.dotTimes));
+    p.read.best = median(settled(p.readTimes));
+    console.log(line(p.c.label, p.bytes, p.dot, p.read));
+  }
+  const bytes = parts.reduce((s, p) => s + p.bytes, 0);
+  const pass = (xs: number[]): Timed => ({ ...parts[0]!.dot, best: median(settled(xs)) });
+  console.log(line(`the step's ${parts.length} products (median pass)`, bytes, pass(dotPasses), pass(readPasses)));
+  for (const p of parts) for (const t of [p.dot, p.read]) { for (const a of t.args) a.delete(); t.exe.delete(); }
+}
+
+if (shapeSet === "step") await stepPasses();
+else for (const c of cold ? cases.filter((c) => c.batchDims === 0) : cases) {
   if (cold) { await coldCase(c); continue; }
   const x = values(count(c.lhs), 1), w = values(count(c.rhs), 2);
   const pairs: { label: string; bytes: number; dot: Timed; read: Timed }[] = [];
