@@ -238,7 +238,7 @@ export const l2ABlockBytes = (caches: CpuCaches): number => Math.floor((caches.l
 /**
  * The most bytes of one column of a panel of B (kc·es): kc 256 f32, 128 f64, measured best
  * on Zen 5 (48 KiB L1d) and on AVX2's Zen 3 (32 KiB), where kc 336 or 512 measured no
- * better (docs/benchmarks.md, "Cache sizes detected, session 47" and session 46).
+ * better (docs/benchmarks_history.md, "Cache sizes detected, session 47" and session 46).
  */
 const MAX_DEPTH_BYTES = 1024;
 
@@ -274,7 +274,7 @@ export function gemmTiling(spec: GemmSpec, target: GemmTarget): GemmTiling {
   // Whole panels, at most l2BlockBytes of them; half that for the altTile, whose blocks of
   // 240 columns (kc 256, panels of 48) ran the MLP's and the prefill's products 0-4% faster
   // than 480 at one thread and the MLP 8-10% faster at two (a chunk of 64 x 1024's B under
-  // 1 MiB, which a split call may cut: gemmBalance), docs/benchmarks.md, "The 8x48 tile, session 47".
+  // 1 MiB, which a split call may cut: gemmBalance), docs/benchmarks_history.md, "The 8x48 tile, session 47".
   const blockBytes = tile === target.altTile ? l2BlockBytes(caches) / 2 : l2BlockBytes(caches);
   const nc = roundUp(Math.min(Math.max(spec.n, 1), Math.max(nr, Math.floor(blockBytes / (kc * es * nr)) * nr)), nr);
   const mc = mr * Math.max(1, Math.min(Math.ceil(spec.m / mr), Math.floor(l2ABlockBytes(caches) / (kc * es * mr))));
@@ -286,7 +286,7 @@ export function gemmTiling(spec: GemmSpec, target: GemmTarget): GemmTiling {
  * pads fewer of C's rows (ceil(m / rows) x rows; columns pad alike, to whole vectors,
  * since a last part of a panel is computed for its vectors only). On avx512 the 8 x 48
  * tile ran 0-7% faster than 14 x 32 on whole tiles, and 64 and 128 rows are whole tiles
- * of 8 where 14 leaves a tail of 8 or 2 rows (docs/benchmarks.md, "The 8x48 tile,
+ * of 8 where 14 leaves a tail of 8 or 2 rows (docs/benchmarks_history.md, "The 8x48 tile,
  * session 47"); 14, 28 or 42 rows keep 14 x 32, and f64 products.
  */
 export function gemmTile(spec: GemmSpec, target: GemmTarget): { readonly rows: number; readonly vectors: number } {
