@@ -19,6 +19,7 @@ import { measureRunner, type CellResult } from "./harness/measure.js";
 import { LIBRARIES, planRunners, planWorkloads, type RunnerConfig } from "./harness/plan.js";
 import { hasRelaxedSimd, systemInfo } from "./harness/system.js";
 import { measurePeakFlops, type PeakFlops } from "./harness/peak.js";
+import { parseRounds, roundsSummary, runRounds } from "./harness/rounds.js";
 import { buildCeiling, buildTable, buildTargets } from "./harness/table.js";
 import { describe } from "./workloads/specs.js";
 
@@ -36,8 +37,8 @@ interface Options {
   readonly timeoutS: number | undefined;
   /** --no-relaxed-simd: do not pass Node 20's relaxed-SIMD flag to the runners. */
   readonly relaxedSimd: boolean;
-  /** --rounds: how many times the whole sequence of runner children runs. */
-  readonly rounds: number;
+  /** --rounds: how many times the whole sequence of runner children runs (or why the flag's value is refused). */
+  readonly rounds: ReturnType<typeof parseRounds>;
 }
 
 function parseArgs(argv: readonly string[]): Options {
@@ -57,7 +58,7 @@ function parseArgs(argv: readonly string[]): Options {
     workloads: list("--workloads")?.map(Number),
     timeoutS: value("--timeout") !== undefined ? Number(value("--timeout")) : undefined,
     relaxedSimd: !argv.includes("--no-relaxed-simd"),
-    rounds: argv.includes("--rounds") ? Number(value("--rounds")) : 1,
+    rounds: parseRounds(argv),
   };
 }
 
@@ -155,8 +156,8 @@ if (unknown.length > 0 || options.threads.some((t) => !Number.isInteger(t) || t 
   console.error(`unknown --runners ${unknown.join(",")} or bad --threads (runners: ${LIBRARIES.join(", ")})`);
   process.exit(2);
 }
-if (!Number.isInteger(options.rounds) || options.rounds < 1) {
-  console.error(`--rounds takes a whole number of rounds, 1 or more (got ${process.argv[process.argv.indexOf("--rounds") + 1] ?? "nothing"})`);
+if (typeof options.rounds !== "number") {
+  console.error(options.rounds.error);
   process.exit(2);
 }
 
@@ -177,15 +178,7 @@ const runners = planRunners(options.threads).filter((c) => options.runners === u
 const GEMM_BOUND = new Set(["gpt2", "mlp-infer", "transformer"]);
 const probesPeak = runners.some((c) => c.name === "xlats-native" || c.name === "ort-node") && plan.some((p) => GEMM_BOUND.has(p.kind));
 const peaks: PeakFlops[] = probesPeak ? [measurePeakFlops(options.threads)] : [];
-// Every other round runs the runners in reverse, so that none always goes first or last.
-const rounds: CellResult[][] = [];
-for (let r = 0; r < R; r++) {
-  const cells: CellResult[] = [];
-  for (const config of r % 2 === 0 ? runners : [...runners].reverse()) {
-    cells.push(...(await runChild(config, plan.map((p) => fullPlan.indexOf(p)), R > 1 ? `round ${r + 1}/${R}  ` : "")));
-  }
-  rounds.push(cells);
-}
+const rounds = await runRounds(runners, R, (config, prefix) => runChild(config, plan.map((p) => fullPlan.indexOf(p)), prefix));
 if (probesPeak) peaks.push(measurePeakFlops(options.threads));
 
 const table = buildTable(plan, options.threads, rounds);
@@ -196,7 +189,7 @@ console.log([
   `CPU: ${info.cpu}; ${info.flags}; ${info.cores} cores available. Node ${info.node}; ` +
     `relaxed SIMD ${info.relaxedSimd ? `on${RELAXED_ARGS.length > 0 ? ` (${RELAXED_FLAG} given to every runner; --no-relaxed-simd for off)` : ""}` : "off"}. ` +
     `Load average ${info.load.toFixed(1)} at the start${info.load > info.cores / 2 ? " (a busy machine: figures disturbed)" : ""}` +
-    `${R > 1 ? `, ${systemInfo().load.toFixed(1)} at the end; ${R} rounds of every runner, the order reversed every other round` : ""}. Took ${elapsed} s.`,
+    `${R > 1 ? `, ${systemInfo().load.toFixed(1)} at the end; ${roundsSummary(R)}` : ""}. Took ${elapsed} s.`,
   "",
   table.markdown,
   "",

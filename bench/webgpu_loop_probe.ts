@@ -14,7 +14,7 @@
 // runs a loop of INNER iterations (each adding a constant vector to an f32[10]), runs
 // it once to warm up and ROUNDS times, and prints one line of JSON: wall and CPU times
 // (the process's, SwiftShader's threads included), readbacks and dispatches of the last
-// run. Pair two trees by alternating such processes (docs/benchmarks.md has the loop).
+// run. Pair two trees by alternating such processes (docs/benchmarks_history.md has the loop).
 
 import { cpus, loadavg } from "node:os";
 import { compile } from "../src/compiler/index.js";

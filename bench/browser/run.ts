@@ -3,6 +3,7 @@
 //
 //   npm run bench:browser [-- --quick] [--only matmul,softmax] [--threads 1,2]
 //                         [--runners xlats-wasm,tfjs-wasm] [--timeout 30] [--chromium /usr/bin/chromium]
+//                         [--rounds R]  (as the Node bench's: every runner R times, reversed every other round)
 //   npm run bench:webgpu  [-- ...]     (the same with --webgpu: xlats-webgpu beside the GPU peers)
 //
 // serve.ts serves dist/ and bench/ on 127.0.0.1 with COOP/COEP (a cross-origin isolated page:
@@ -10,10 +11,13 @@
 // Each runner and thread count gets a fresh page (onnxruntime-web fixes its threads when its
 // wasm starts; a hung page is closed without touching the others). The page runs the Node
 // bench's harness (page.ts); cells come back through exposed functions as they are known.
+// With --rounds the runners' pages run R times (harness/rounds.ts) and the table takes each
+// ratio within a round, as the Node bench's does.
 
 import { fileURLToPath } from "node:url";
 import type { CellResult } from "../harness/measure.js";
 import { GPU_LIBRARIES, planWorkloads, type RunnerConfig } from "../harness/plan.js";
+import { parseRounds, roundsSummary, runRounds } from "../harness/rounds.js";
 import { systemInfo } from "../harness/system.js";
 import { buildTable, buildTargets } from "../harness/table.js";
 import { describe } from "../workloads/specs.js";
@@ -38,7 +42,7 @@ const WEBGPU_KINDS = ["matmul", "fused", "softmax", "conv", "mlp", "transformer"
 // The little of playwright-core used here: it is bench/'s dependency, loaded at run time,
 // so the root build (and CI) never needs it.
 interface PwPage {
-  goto(url: string): Promise<unknown>;
+  goto(url: string, options?: { timeout: number }): Promise<unknown>;
   exposeFunction(name: string, fn: (...args: never[]) => unknown): Promise<void>;
   waitForFunction(fn: string, arg?: unknown, options?: { timeout: number }): Promise<unknown>;
   evaluate<R, A>(fn: (arg: A) => R | Promise<R>, arg: A): Promise<R>;
@@ -61,6 +65,8 @@ interface Options {
   readonly chromium: string;
   /** xlats-webgpu beside the GPU peers (npm run bench:webgpu). */
   readonly webgpu: boolean;
+  /** --rounds: how many times every runner's pages run (or why the flag's value is refused). */
+  readonly rounds: ReturnType<typeof parseRounds>;
 }
 
 function parseArgs(argv: readonly string[]): Options {
@@ -78,6 +84,7 @@ function parseArgs(argv: readonly string[]): Options {
     webgpu,
     timeoutS: value("--timeout") !== undefined ? Number(value("--timeout")) : undefined,
     chromium: value("--chromium") ?? process.env["CHROMIUM"] ?? "/usr/bin/chromium",
+    rounds: parseRounds(argv),
   };
 }
 
@@ -90,6 +97,11 @@ if (plan.length === 0 || unknown.length > 0 || options.threads.some((t) => !Numb
     `runners: ${BROWSER_RUNNERS.join(", ")})`);
   process.exit(2);
 }
+if (typeof options.rounds !== "number") {
+  console.error(options.rounds.error);
+  process.exit(2);
+}
+const R = options.rounds;
 // SwiftShader compiles a GEMM pipeline in seconds and runs it at a few GFLOP/s: GPU cells get longer.
 const WORKLOAD_TIMEOUT_S = options.timeoutS ?? (options.webgpu ? 180 : options.quick ? 10 : 30);
 const wantsGpu = options.runners.some((r) => (GPU_LIBRARIES as readonly string[]).includes(r));
@@ -113,12 +125,12 @@ function cellFor(config: RunnerConfig, index: number, outcome: CellResult["outco
   return { runner: config, kind: fullPlan[index]!.kind, label: describe(fullPlan[index]!.full), outcome };
 }
 
-function logCell(config: RunnerConfig, cell: CellResult): void {
+function logCell(config: RunnerConfig, cell: CellResult, round: string): void {
   const o = cell.outcome;
   const what = o.status === "ok"
     ? `${(o.seconds * 1000).toFixed(2)} ms (${o.runs} run${o.runs > 1 ? "s" : ""})${o.detail !== undefined ? `; ${o.detail}` : ""}`
     : `${o.status}: ${o.reason}`;
-  process.stderr.write(`  ${config.name} ${config.threads}t  ${cell.label}: ${what}\n`);
+  process.stderr.write(`  ${round}${config.name} ${config.threads}t  ${cell.label}: ${what}\n`);
 }
 
 /**
@@ -127,7 +139,7 @@ function logCell(config: RunnerConfig, cell: CellResult): void {
  * a page that crashes leaves "fail" on the workload it was running.
  */
 async function runPage(shared: PwContext, url: string, config: RunnerConfig, todo: readonly number[],
-  notes: string[]): Promise<CellResult[]> {
+  notes: string[], round: string): Promise<CellResult[]> {
   const cells: CellResult[] = [];
   // A GPU runner gets a browser of its own: work a page abandoned (a cell past its time)
   // keeps the browser's GPU process (SwiftShader) busy after the page closes.
@@ -151,12 +163,14 @@ async function runPage(shared: PwContext, url: string, config: RunnerConfig, tod
     cells.push(cell);
     current = undefined;
     clearTimeout(timer);
-    logCell(config, cell);
+    logCell(config, cell, round);
   });
   arm(LOAD_TIMEOUT_S);
   let ended: string | undefined;
   try {
-    await page.goto(url);
+    // Playwright's own 30 s for a navigation ran out on a loaded machine (load 20-25) while
+    // ort-web's page loaded: the page's load gets the same time as its runner's start.
+    await page.goto(url, { timeout: LOAD_TIMEOUT_S * 1000 });
     await page.waitForFunction("globalThis.xlatsBench !== undefined", undefined, { timeout: LOAD_TIMEOUT_S * 1000 });
     const request: BenchRequest = { name: config.name, threads: config.threads, quick: options.quick, workloads: todo };
     const run = page.evaluate((r: BenchRequest) =>
@@ -175,12 +189,12 @@ async function runPage(shared: PwContext, url: string, config: RunnerConfig, tod
       ? { status: "na", reason: `over ${WORKLOAD_TIMEOUT_S} s (skipped)` }
       : { status: "fail", reason: `page ended during this workload: ${ended}` });
     cells.push(cell);
-    logCell(config, cell);
+    logCell(config, cell, round);
     done.add(current);
   }
   const rest = todo.filter((i) => !done.has(i));
   if (rest.length === 0) return cells;
-  if (ended !== undefined && current !== undefined) return [...cells, ...(await runPage(shared, url, config, rest, notes))];
+  if (ended !== undefined && current !== undefined) return [...cells, ...(await runPage(shared, url, config, rest, notes, round))];
   // The page ended between workloads (or never started its runner): say so for the rest.
   const reason = ended ?? "page returned without reporting this workload";
   return [...cells, ...rest.map((i) => cellFor(config, i, { status: "na", reason: `page: ${reason}` }))];
@@ -194,7 +208,7 @@ const info = systemInfo();
 const started = new Date();
 const server = await startServer(root);
 let browser: PwBrowser | undefined;
-const cells: CellResult[] = [];
+let rounds: readonly (readonly CellResult[])[] = [];
 const notes: string[] = [];
 let env: PageEnvironment | undefined;
 try {
@@ -202,18 +216,15 @@ try {
   const context = await browser.newContext();
   {
     const probe = await context.newPage();
-    await probe.goto(server.url);
+    await probe.goto(server.url, { timeout: LOAD_TIMEOUT_S * 1000 });
     await probe.waitForFunction("globalThis.xlatsBench !== undefined", undefined, { timeout: LOAD_TIMEOUT_S * 1000 });
     env = await probe.evaluate(() => (globalThis as unknown as { xlatsBench: { environment(): Promise<PageEnvironment> } }).xlatsBench.environment(), undefined);
     await probe.close();
   }
-  console.error(`bench:browser: ${plan.length} workloads, threads ${options.threads.join(",")}${options.quick ? ", quick" : ""}; ` +
+  console.error(`bench:browser: ${plan.length} workloads, threads ${options.threads.join(",")}${options.quick ? ", quick" : ""}${R > 1 ? `, ${R} rounds` : ""}; ` +
     `${env.userAgent}; cross-origin isolated: ${env.crossOriginIsolated}${wantsGpu ? `; WebGPU adapter: ${env.webgpuAdapter}` : ""}`);
-  for (const name of options.runners) {
-    for (const threads of options.threads) {
-      cells.push(...(await runPage(context, server.url, { name, threads }, plan.map((p) => fullPlan.indexOf(p)), notes)));
-    }
-  }
+  const runners = options.runners.flatMap((name) => options.threads.map((threads): RunnerConfig => ({ name, threads })));
+  rounds = await runRounds(runners, R, (config, prefix) => runPage(context, server.url, config, plan.map((p) => fullPlan.indexOf(p)), notes, prefix));
 } finally {
   await browser?.close().catch(() => {});
   await server.close();
@@ -235,7 +246,7 @@ function browserTable(markdown: string): string {
     if (line.startsWith("|")) {
       const parts = line.slice(1, -1).split("|");
       out.push(`|${parts.filter((_, i) => keep[i]).join("|")}|`);
-    } else if (line.startsWith("\\* xlats-interp") || line.startsWith("Threads in Node:")) {
+    } else if (line.startsWith("\\* xlats-interp") || line.startsWith("Threads in Node:") || line.startsWith("native compile:")) {
       continue;
     } else if (line.startsWith("Ratios are")) {
       if (wasmRan) out.push("Ratios are xlats-wasm over the peer at the same thread count, in the same page setup; \"best wasm peer\" is the " +
@@ -247,7 +258,7 @@ function browserTable(markdown: string): string {
   return out.join("\n");
 }
 
-const table = buildTable(plan, options.threads, [cells]);
+const table = buildTable(plan, options.threads, rounds);
 const elapsed = ((Date.now() - started.getTime()) / 1000).toFixed(0);
 const load = systemInfo().load;
 console.log([
@@ -258,7 +269,7 @@ console.log([
     `relaxed SIMD ${env?.relaxedSimd === true ? "on" : "off"}. ` +
     (wantsGpu ? `WebGPU adapter: ${env?.webgpuAdapter ?? "unknown"}${/swiftshader/i.test(env?.webgpuAdapter ?? "") ? " (software: the figures show that everything runs and is correct, not a GPU's speed)" : ""}. ` : "") +
     `CPU: ${info.cpu}; ${info.flags}; ${info.cores} cores. Load average ${info.load.toFixed(1)} at the start, ${load.toFixed(1)} at the end` +
-    `${info.load > info.cores / 2 ? " (a busy machine: figures disturbed)" : ""}. Took ${elapsed} s.`,
+    `${info.load > info.cores / 2 ? " (a busy machine: figures disturbed)" : ""}${R > 1 ? `; ${roundsSummary(R)}` : ""}. Took ${elapsed} s.`,
   "",
   browserTable(table.markdown),
   "",
@@ -273,7 +284,7 @@ console.log([
     "of navigator.hardwareConcurrency workers. Each runner and thread count runs in its own page, one after the other."] : []),
   ...[...new Set(notes)].map((n) => `- ${n}`),
   "",
-  buildTargets(plan, [cells]),
+  buildTargets(plan, rounds),
 ].join("\n"));
 if (table.failures.length > 0) {
   console.error(`\nBENCHMARK RESULT CHECK FAILED (${table.failures.length}):`);

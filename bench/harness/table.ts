@@ -28,6 +28,7 @@ export function figureOf(cell: CellResult | undefined, p: PlannedWorkload): numb
   return measure(workload).amount / seconds / 1e9;
 }
 
+/** A figure: three significant digits down to 1, two below. */
 function fmt(x: number): string {
   if (x >= 100) return x.toFixed(0);
   if (x >= 10) return x.toFixed(1);
@@ -36,17 +37,31 @@ function fmt(x: number): string {
 }
 
 /**
+ * A ratio: always two decimals, so that one just under a target (0.995, 1.19) never prints as
+ * the target itself, as two significant digits would ("1.0"); below 0.1 two significant digits
+ * (the GPU peers' 0.023), where two decimals would say nothing.
+ */
+export function fmtRatio(x: number): string {
+  return x >= 0.1 ? x.toFixed(2) : x.toPrecision(2);
+}
+
+/**
  * A figure or ratio over the rounds (undefined where a round has none): its median, and with
  * more than one round the min–max (and how many rounds had it, when not all); `extra` joins
  * the parentheses. undefined when no round has it.
  */
-function fmtRounds(xs: readonly (number | undefined)[], suffix = "", extra?: string): string | undefined {
+function fmtRounds(xs: readonly (number | undefined)[], suffix = "", extra?: string, format = fmt): string | undefined {
   const v = xs.filter((x): x is number => x !== undefined);
   if (v.length === 0) return undefined;
   const spread = xs.length > 1
-    ? [`${fmt(Math.min(...v))}–${fmt(Math.max(...v))}${v.length < xs.length ? `, ${v.length} of ${xs.length} rounds` : ""}`] : [];
+    ? [`${format(Math.min(...v))}–${format(Math.max(...v))}${v.length < xs.length ? `, ${v.length} of ${xs.length} rounds` : ""}`] : [];
   const inside = [...spread, ...(extra !== undefined ? [extra] : [])];
-  return `${fmt(median(v))}${suffix}${inside.length > 0 ? ` (${inside.join("; ")})` : ""}`;
+  return `${format(median(v))}${suffix}${inside.length > 0 ? ` (${inside.join("; ")})` : ""}`;
+}
+
+/** Ratios over the rounds, as fmtRounds gives them, each with fmtRatio's two decimals and a "×". */
+function fmtRatios(xs: readonly (number | undefined)[]): string | undefined {
+  return fmtRounds(xs, "×", undefined, fmtRatio);
 }
 
 /** Each round's ratio of two per-round figures. */
@@ -101,7 +116,7 @@ export function buildTable(plan: readonly PlannedWorkload[], threads: readonly n
       const figure = (name: string, th = t): (number | undefined)[] =>
         rounds.map((cells) => figureOf(findCell(cells, name, th, p.kind, rowLabel), p));
       const ratio = (ours: readonly (number | undefined)[], peer: readonly (number | undefined)[]): string =>
-        fmtRounds(perRoundRatio(ours, peer), "×") ?? "—";
+        fmtRatios(perRoundRatio(ours, peer)) ?? "—";
       const roundOf = (r: number): string => (R > 1 ? `, round ${r + 1}` : "");
       for (const lib of libraries) {
         if (lib === "xlats-interp" && t !== 1) { row.push("—"); continue; }
@@ -233,7 +248,7 @@ export function buildTargets(plan: readonly PlannedWorkload[], rounds: Rounds): 
     const measured = ratios.filter((x): x is number => x !== undefined);
     const r = measured.length > 0 ? median(measured) : undefined;
     const held = rounds.length > 1 && r !== undefined ? ` (${measured.filter((x) => x >= goal).length} of ${rounds.length} rounds)` : "";
-    lines.push(`| ${name} | ≥ ${goal}× | ${fmtRounds(ratios, "×") ?? "n/a"} | ${r === undefined ? "—" : r >= goal ? "yes" : "no"}${held} |`);
+    lines.push(`| ${name} | ≥ ${goal}× | ${fmtRatios(ratios) ?? "n/a"} | ${r === undefined ? "—" : r >= goal ? "yes" : "no"}${held} |`);
   };
   const ran = new Set(rounds.flat().map((c) => c.runner.name));
   if (ran.has("xlats-wasm") || (!ran.has("xlats-native") && !ran.has("xlats-webgpu"))) targets.forEach(row);
@@ -295,7 +310,7 @@ export function buildCeiling(plan: readonly PlannedWorkload[], rounds: Rounds, p
       const peak = peakAt(t), ours = rate("xlats-native", t, p), theirs = rate("ort-node", t, p);
       if (ours === undefined && theirs === undefined) continue;
       const share = (x: number | undefined): string => x === undefined ? "n/a" : `${fmt(x)} (${Math.round((100 * x) / peak)}%)`;
-      lines.push(`| ${label} | ${t} | ${fmt(peak)} | ${share(ours)} | ${share(theirs)} | ${theirs === undefined ? "n/a" : `${fmt(peak / theirs)}×`} |`);
+      lines.push(`| ${label} | ${t} | ${fmt(peak)} | ${share(ours)} | ${share(theirs)} | ${theirs === undefined ? "n/a" : `${fmtRatio(peak / theirs)}×`} |`);
     }
   }
   return lines.join("\n");

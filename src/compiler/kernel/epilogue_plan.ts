@@ -146,14 +146,14 @@ const SHALLOW_K = 32;
  * products (the MLP's backward pass, k = 10) and products past the cache (its 784 x 512
  * weight update) gain. Over several blocks of k the epilogue runs on the last block
  * only; GPT-2's bias + GELU after 128x768 · 768x3072 (k in 3 blocks) measured within ±2%
- * fused or not (paired, CPU time, 2026-11-30, docs/benchmarks.md).
+ * fused or not (paired, CPU time, 2026-11-30, docs/benchmarks_history.md).
  *
  * The C kernels ("l2-blocks") take every epilogue: theirs runs on a block of mc rows x
  * the unit's columns just after its last block of k, while the block is in L2, on the
  * core that computed it. At two threads a split product writes half of each row of C on
  * each core, and a loop kernel after it reads half of every row from the other core's
  * cache: the MLP's bias + ReLU took 8 us at one thread and 11-14 at two. Fused, paired
- * with main in one process (medians of whole runs, 2026-12-01, Zen 5, docs/benchmarks.md
+ * with main in one process (medians of whole runs, 2026-12-01, Zen 5, docs/benchmarks_history.md
  * "Epilogues and consumers at two threads, session 45"): the encoder 3-5% faster at one
  * and two threads, the MLP -2 to +1%, GPT-2's prefill within 1% (its GELU is bound by
  * its arithmetic wherever it runs); nothing measured slower at either count, so the

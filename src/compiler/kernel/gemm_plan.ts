@@ -238,7 +238,7 @@ export const l2ABlockBytes = (caches: CpuCaches): number => Math.floor((caches.l
 /**
  * The most bytes of one column of a panel of B (kc·es): kc 256 f32, 128 f64, measured best
  * on Zen 5 (48 KiB L1d) and on AVX2's Zen 3 (32 KiB), where kc 336 or 512 measured no
- * better (docs/benchmarks.md, "Cache sizes detected, session 47" and session 46).
+ * better (docs/benchmarks_history.md, "Cache sizes detected, session 47" and session 46).
  */
 const MAX_DEPTH_BYTES = 1024;
 
@@ -274,7 +274,7 @@ export function gemmTiling(spec: GemmSpec, target: GemmTarget): GemmTiling {
   // Whole panels, at most l2BlockBytes of them; half that for the altTile, whose blocks of
   // 240 columns (kc 256, panels of 48) ran the MLP's and the prefill's products 0-4% faster
   // than 480 at one thread and the MLP 8-10% faster at two (a chunk of 64 x 1024's B under
-  // 1 MiB, which a split call may cut: gemmBalance), docs/benchmarks.md, "The 8x48 tile, session 47".
+  // 1 MiB, which a split call may cut: gemmBalance), docs/benchmarks_history.md, "The 8x48 tile, session 47".
   const blockBytes = tile === target.altTile ? l2BlockBytes(caches) / 2 : l2BlockBytes(caches);
   const nc = roundUp(Math.min(Math.max(spec.n, 1), Math.max(nr, Math.floor(blockBytes / (kc * es * nr)) * nr)), nr);
   const mc = mr * Math.max(1, Math.min(Math.ceil(spec.m / mr), Math.floor(l2ABlockBytes(caches) / (kc * es * mr))));
@@ -286,7 +286,7 @@ export function gemmTiling(spec: GemmSpec, target: GemmTarget): GemmTiling {
  * pads fewer of C's rows (ceil(m / rows) x rows; columns pad alike, to whole vectors,
  * since a last part of a panel is computed for its vectors only). On avx512 the 8 x 48
  * tile ran 0-7% faster than 14 x 32 on whole tiles, and 64 and 128 rows are whole tiles
- * of 8 where 14 leaves a tail of 8 or 2 rows (docs/benchmarks.md, "The 8x48 tile,
+ * of 8 where 14 leaves a tail of 8 or 2 rows (docs/benchmarks_history.md, "The 8x48 tile,
  * session 47"); 14, 28 or 42 rows keep 14 x 32, and f64 products.
  */
 export function gemmTile(spec: GemmSpec, target: GemmTarget): { readonly rows: number; readonly vectors: number } {
@@ -300,8 +300,6 @@ export function gemmTile(spec: GemmSpec, target: GemmTarget): { readonly rows: n
 
 /** Parallel units a kernel should offer at least (when its shape allows), for up to 16 threads. */
 const MIN_UNITS = 16;
-/** Bytes of each row of B a thread's part of a split one-row "streamB" call reads at least on WebAssembly (minPartUnits). */
-const SPLIT_ROW_BYTES = 4096;
 
 /** How a GEMM kernel computes its spec; every size in elements. */
 export interface GemmSchedule {
@@ -354,18 +352,6 @@ export interface GemmSchedule {
    * (measured cold, 2026-12-01). 0 for "packed" and "rowDots".
    */
   readonly sweepRowsWhole: number;
-  /**
-   * Fewest units a thread's part of a split call may have (1: any split). WebAssembly's
-   * "streamB" for one row of A: its units' columns at least a 4 KiB page of each row of B
-   * (SPLIT_ROW_BYTES), since a call over a shorter part of each row sweeps 8 streams of
-   * short runs, slower per byte than one thread's whole rows as one stream: measured at
-   * two threads against one (2026-12-01, Zen 5 VM, B cold, the pool's threads awake), a
-   * part of 1.5 KiB a row made GPT-2's 768 x 768 and 3072 x 768 products 20-30% slower than
-   * no split, parts of 4.5 and 6 KiB (768 x 2304, 768 x 3072) 15-20% faster. The C kernels
-   * sweep 8 streams whole or not, and their split of 3072 x 768 pays (1.3x): 1 there; so
-   * does WebAssembly's kernel over B in panels (panelColumns), whose parts are whole runs.
-   */
-  readonly minPartUnits: number;
   /**
    * "streamB" where B may be packed once (a constant or a weight): the columns of the
    * panels it is then stored in (streamedPanelsOf), each panel all of k by that many columns, the
@@ -444,7 +430,7 @@ export function planGemm(spec: GemmSpec, target: GemmTarget, tiling: GemmTiling 
     return {
       spec, kind: "rowDots", tiling, caches, lanes, nr, mTiles: 0, chunk, nChunks, parallelExtent: batch * nChunks,
       costPerUnit: 2 * m * Math.min(chunk, n) * k,
-      sweepRows: 0, sweepRowsWhole: 0, minPartUnits: 1, panelColumns: 0, ...strides, kBlocks: 1, productInScratch: false,
+      sweepRows: 0, sweepRowsWhole: 0, panelColumns: 0, ...strides, kBlocks: 1, productInScratch: false,
     };
   }
   if (streamsB(spec, target)) {
@@ -460,7 +446,6 @@ export function planGemm(spec: GemmSpec, target: GemmTarget, tiling: GemmTiling 
       spec, kind: "streamB", tiling, caches, lanes, nr, mTiles: 0, chunk, nChunks, parallelExtent: batch * nChunks, costPerUnit,
       sweepRows: rowPanels ? (m === 1 ? 8 : 2) : (m === 1 ? 8 : 4),
       sweepRowsWhole: rowPanels ? (m === 1 ? 1 : 2) : (m === 1 ? 8 : 4),
-      minPartUnits: rowPanels && m === 1 ? Math.ceil(SPLIT_ROW_BYTES / (chunk * es)) : 1,
       panelColumns, ...strides, kBlocks: 1, productInScratch: false,
     };
   }
@@ -489,7 +474,6 @@ export function planGemm(spec: GemmSpec, target: GemmTarget, tiling: GemmTiling 
     ...strides,
     sweepRows: 0,
     sweepRowsWhole: 0,
-    minPartUnits: 1,
     panelColumns: 0,
     kBlocks: Math.max(1, Math.ceil(k / tiling.kc)),
     productInScratch: productFitsOneBlock(k, tiling.kc) && (rowPanels || k >= 1),

@@ -93,7 +93,7 @@ const IN_PLACE_A_MAX_PANELS = 4;
  * once and its panel written to the L1, where the block's next tiles read it, the tiles
  * of the panel before having prefetched its columns where B lies. Paired with packing
  * ahead in one process (B packed by each call, medians per CPU second, load 7-15,
- * 2026-12-01, docs/benchmarks.md): 64 x 768 x 768 +26-27%, 128 x 768 x 2304 +20-24%,
+ * 2026-12-01, docs/benchmarks_history.md): 64 x 768 x 768 +26-27%, 128 x 768 x 2304 +20-24%,
  * 128 x 768 x 3072 +20-28%, 128 x 64 x 128 +13-14%, 64 x 1024 x 1024 +16-20%, 128 x
  * 256 x 1024 +6-7%, 128 x 1024 x 256 +1-8%, 128 x 256 x 256 and 128 x 128 x 64 -2 to +8%.
  * Rows of B a multiple of 4 KiB long (n = 1024 f32) put every step's line of the packing
@@ -121,7 +121,7 @@ const KEPT_A_MAX_BYTES = 2 << 20;
  * packed. The products are the same, bit for bit. Packing A took 8% of the MLP's 64 x
  * 1024 x 1024 at one thread (four blocks of 256 columns, so that two threads get 16
  * units); packed once (Zen 5, 2026-12-01, main and this alternating under chrt -f 5,
- * docs/benchmarks.md, "The AVX-512 GEMM on Zen 5, session 46"): that step of the MLP
+ * docs/benchmarks_history.md, "The AVX-512 GEMM on Zen 5, session 46"): that step of the MLP
  * 3-12% less time at one thread in four pairs of five, 8-16% at two threads in all five;
  * the prefill 0-2.5%.
  */

@@ -26,7 +26,7 @@
 //   nothing), and its tile of C before its loop, so that the stores at its end do not
 //   wait on C's lines. With gemm_c.ts's blocks of rows, against one tile of rows at a
 //   time prefetching its own panel 64 steps ahead: up to 1.3x on the prefill's products
-//   with B cold (docs/benchmarks.md, "The native GEMM's blocks of rows"). The
+//   with B cold (docs/benchmarks_history.md, "The native GEMM's blocks of rows"). The
 //   convolution's microkernel keeps the in-panel prefetch 64 steps (4 KiB) ahead: its
 //   tiles sweep B's block in L2.
 // - Row tails: the last tile of C's rows (m mod 6 rows: 64 = 10 x 6 + 4) runs a
@@ -40,13 +40,13 @@
 // What the avx512 family shares of those since session 44, measured on a Zen 5 (AVX-512
 // with 512-bit units): the row tails, and A packed by transposes (two of 8 x 8 for its 14
 // rows, avxPackA8Rows): the MLP's 64 x 1024 x 1024 146-148 -> 166 GFLOP/s median, the
-// prefill's 128 x 3072 x 768 156-161 -> 178 (docs/benchmarks.md, "The native programs at
+// prefill's 128 x 3072 x 768 156-161 -> 178 (docs/benchmarks_history.md, "The native programs at
 // one thread, session 44"). It does not prefetch: there pre-packed B ran as fast cold as
 // hot. Both x86 families run a tail of too few accumulators over two panels
 // (wideRowTailSource) and a last part of a panel for the vectors that hold its columns
 // only (partialPanelSource; avx2 where that is less than a panel, into a tile buffer).
 // Session 46 measured the avx512 kernel against its FMA peak on the Zen 5 and kept it
-// (docs/benchmarks.md, "The AVX-512 GEMM on Zen 5, session 46"): its loop is 2 loads of
+// (docs/benchmarks_history.md, "The AVX-512 GEMM on Zen 5, session 46"): its loop is 2 loads of
 // B, 14 broadcasts of A and 28 FMAs a step in 31 zmm registers, no spills, and alone in
 // L1 it runs at 94-97% of the peak; inside the routine its whole tiles run at 87-89%, and
 // packing A and the last tile of rows take 3-8% and 5-10% of the time (A is since packed
@@ -68,7 +68,7 @@
 // - its blocks of B are half the L2 block (240 columns at kc 256, gemm_plan's gemmTiling).
 // Every element is the same FMA chain over k in both tiles, so the products are the same
 // bit for bit (test/compiler/native/gemm.test.ts). Paired with 14 x 32 at real-time
-// priority (docs/benchmarks.md, "The 8x48 tile, session 47"): the prefill 3-8% less CPU
+// priority (docs/benchmarks_history.md, "The 8x48 tile, session 47"): the prefill 3-8% less CPU
 // time at one thread and 8-12% less at two, the encoder 3-9% less at one thread (0-3% more
 // at two, within the noise); the MLP 1-3% at one thread (one pair 11%), 10% at two.
 // A prefetch is a hint: one past the end of B touches nothing and never faults.
@@ -409,7 +409,7 @@ export function partialPanelSource(
  * avx512's 8-row tile (inPlaceRows). Its 8 rows are 8 streams, each read in order of k,
  * that stay in the L1's ways even 4 KiB apart (k = 1024); 14 rows 4 KiB apart are more
  * lines of one set than the L1 has ways: the 14 x 32 tile read in place ran 64 x 1024 x
- * 1024 at 100 GFLOP/s against 155 packed (docs/benchmarks.md, "The 8x48 tile, session 47").
+ * 1024 at 100 GFLOP/s against 155 packed (docs/benchmarks_history.md, "The 8x48 tile, session 47").
  */
 export const readsRowsInPlace = (family: GemmFamily, rows: number): boolean => rows <= (CODE[family.name].inPlaceRows ?? 0);
 

@@ -486,7 +486,7 @@ typedef struct { int sig; void *addr; int part; } xk_fault;
    and ranges (a bit each; of a balanced call, xk_balances, the parts' shares it took
    units from) it ran and the core it ended on (-1: unknown); a part that did
    not start before the call closed reads all zeros. A timeline, where wall time alone
-   on a loaded machine says nothing (docs/benchmarks.md, session 43). */
+   on a loaded machine says nothing (docs/benchmarks_history.md, session 43). */
 typedef struct { int64_t start, end, cpu, units, ranges, core; } xk_part_trace;
 static int xk_trace_on = -1;
 static inline int64_t xk_thread_cpu_ns(void) {

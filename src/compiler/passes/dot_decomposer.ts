@@ -54,7 +54,7 @@ function canonicalize(dot: Instruction<"dot">, operands: readonly Instruction[],
   // rhs's minor dimension is its last contracting one: the transpose then moves whole rows of
   // k, a plain copy, where [batch..., k, n] would gather every element a row apart (the
   // encoder's keys [s][h][d] contracted over d: 31-33 us for 4 x 64 x 128 gathered, against
-  // 4-6 us for the same data copied as [h][s][d], native, 2026-12-01, docs/benchmarks.md).
+  // 4-6 us for the same data copied as [h][s][d], native, 2026-12-01, docs/benchmarks_history.md).
   const bTransposed = rf.length > 0 && rc[rc.length - 1] === rd.length - 1;
   const b = bTransposed
     ? reshaped(f, transposed(f, rhs, [...rb, ...rf, ...rc], dot), [...batch, n, k], dot)

@@ -43,12 +43,31 @@ function elementOps(f32: boolean): {
   };
 }
 
-/** Both kernels' WasmKernel: no scratch, the schedule's units of work. */
+/** The kernels' WasmKernel: no scratch, the schedule's units of work, any split of them. */
 function finishKernel(name: string, module: ModuleBuilder, operandCount: number, schedule: GemmSchedule): WasmKernel {
   return {
     name, bytes: module.finish(), operandCount, resultCount: 1, scratchBytes: 0,
-    parallelExtent: schedule.parallelExtent, costPerUnit: schedule.costPerUnit, minPartUnits: schedule.minPartUnits,
+    parallelExtent: schedule.parallelExtent, costPerUnit: schedule.costPerUnit,
   };
+}
+
+/** Bytes of each row of B a thread's part of a split one-row sweep reads at least (gemvMinPartUnits). */
+const SPLIT_ROW_BYTES = 4096;
+
+/**
+ * Fewest units (chunks of columns) a thread's part of a split emitGemvKernel call may have
+ * (the pool's minPartUnits; 1: any split). For one row of A, enough chunks for a 4 KiB page
+ * of each row of B (SPLIT_ROW_BYTES), since a call over a shorter part of each row sweeps 8
+ * streams of short runs, slower per byte than one thread's whole rows as one stream:
+ * measured at two threads against one (2026-12-01, Zen 5 VM, B cold, the pool's threads
+ * awake), a part of 1.5 KiB a row made GPT-2's 768 x 768 and 3072 x 768 products 20-30%
+ * slower than no split, parts of 4.5 and 6 KiB (768 x 2304, 768 x 3072) 15-20% faster.
+ * Several rows of A sweep several rows of B a step whatever the split: 1. The C kernels
+ * sweep 8 streams whole or not (their split of 3072 x 768 pays, 1.3x), and the kernel over
+ * B in panels (emitGemvPanelKernel) splits into whole panels, one run each: neither limits.
+ */
+export function gemvMinPartUnits(schedule: GemmSchedule): number {
+  return schedule.spec.m === 1 ? Math.ceil(SPLIT_ROW_BYTES / (schedule.chunk * elementInfo(schedule.spec.elementType).bytes)) : 1;
 }
 
 /** Calls the epilogue on rows [bi·m, bi·m + m) and columns [c0, c1) of C (its operands the kernel's first nOps parameters; `tmp` a scratch i32 local). */
@@ -201,7 +220,7 @@ export function emitGemvKernel(schedule: GemmSchedule, target: WasmTarget, name:
       f.localGet(u).localGet(merged).i32Add().i32Const(1).i32Sub().localSet(u);
     });
   });
-  return finishKernel(name, module, nOps, schedule);
+  return { ...finishKernel(name, module, nOps, schedule), minPartUnits: gemvMinPartUnits(schedule) };
 }
 
 /**
@@ -407,9 +426,8 @@ export function emitGemvPanelKernel(schedule: GemmSchedule, target: WasmTarget, 
       if (epi !== undefined) callEpilogue(f, epi, nOps, c, m, bi, c0, c1, tmp);
     });
   });
-  // Any split: a thread's part is whole panels, one run of B (the schedule's minPartUnits is
-  // for the sweeps' short runs of each row). Measured 2026-12-01 (gemv_probe cold constant,
-  // two threads, load 1.5-3): 768 x 768 64-79 us split against 106-111 whole, 3072 x 768
-  // 227-233 against 377-500.
-  return { ...finishKernel(name, module, nOps, schedule), minPartUnits: 1 };
+  // Any split (no gemvMinPartUnits): a thread's part is whole panels, one run of B. Measured
+  // 2026-12-01 (gemv_probe cold constant, two threads, load 1.5-3): 768 x 768 64-79 us split
+  // against 106-111 whole, 3072 x 768 227-233 against 377-500.
+  return finishKernel(name, module, nOps, schedule);
 }

@@ -152,23 +152,3 @@ test("gemm caches: the convolution keeps the whole depth while its kernel matrix
   assert.equal(at({ l1dBytes: 32 * KiB, l2Bytes: 1 * MiB }).kc, 160);
 });
 
-test("gemm plan: WebAssembly's one-row streamB splits only into parts of at least 4 KiB of each row of B; C's any", () => {
-  // Parts a two-thread run makes of a schedule's units (the pool's rule, thread_pool.ts).
-  const parts = (s: ReturnType<typeof planGemm>): number => Math.max(1, Math.min(2, Math.floor(s.parallelExtent / s.minPartUnits)));
-  const wasm = (k: number, n: number, type: GemmElement = "f32") => planGemm({ ...spec(1, k, n, type) }, WASM_GEMM_TARGET);
-  for (const [k, n, want] of [[768, 768, 1], [3072, 768, 1], [768, 2304, 2], [768, 3072, 2], [768, 1024, 1], [768, 2048, 2]] as const) {
-    const s = wasm(k, n);
-    assert.equal(s.kind, "streamB", `${k}x${n}`);
-    assert.equal(parts(s), want, `${k}x${n}`);
-    // Whatever the split, a part's columns cover at least 4 KiB of each row of B.
-    if (parts(s) === 2) assert.ok(s.minPartUnits * s.chunk * 4 >= 4 * KiB, `${k}x${n}`);
-  }
-  // f64: the same bytes, half the columns.
-  assert.equal(parts(wasm(768, 1024, "f64")), 2);
-  assert.equal(parts(wasm(768, 768, "f64")), 1);
-  // A few rows of A and the C kernels: any split.
-  assert.equal(planGemm(spec(2, 768, 768), WASM_GEMM_TARGET).minPartUnits, 1);
-  const c = planGemm(spec(1, 3072, 768), avx512());
-  assert.equal(c.kind, "streamB");
-  assert.equal(c.minPartUnits, 1);
-});

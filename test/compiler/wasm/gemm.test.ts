@@ -283,3 +283,33 @@ test("gemm: one or two rows of A streaming B stored [k][n], as stored or packed 
     }
   }
 });
+
+test("gemm: one row of A sweeping B as stored splits only into parts of at least 4 KiB of each row of B (gemvMinPartUnits); B in panels, several rows and B [n][k] any split", () => {
+  const target: WasmTarget = { simd: true, relaxedSimd: false, sharedMemory: true };
+  const kernelOf = (spec: GemmSpec, constantB = false) => {
+    const kernel = emitGemmKernel(spec, target, gemmTiling(spec, WASM_GEMM_TARGET), undefined, constantB);
+    if (isDeclined(kernel)) throw new Error(kernel.declined);
+    return kernel;
+  };
+  // Parts the pool cuts a run into at two threads (thread_pool.ts: whole parts of at least minPartUnits units each).
+  const parts = (kernel: ReturnType<typeof kernelOf>): number => Math.max(1, Math.min(2, Math.floor(kernel.parallelExtent / (kernel.minPartUnits ?? 1))));
+  const row = (k: number, n: number, elementType: "f32" | "f64" = "f32"): GemmSpec => ({ elementType, batch: 1, m: 1, n, k });
+  // GPT-2's products of one row: 768 and 3072 columns' parts fall under 4 KiB a row (one thread), 2304 and 3072 do not.
+  for (const [k, n, want] of [[768, 768, 1], [3072, 768, 1], [768, 2304, 2], [768, 3072, 2], [768, 1024, 1], [768, 2048, 2]] as const) {
+    const kernel = kernelOf(row(k, n));
+    assert.doesNotMatch(kernel.name, /B in panels/);
+    assert.equal(parts(kernel), want, `${k}x${n}`);
+    // Whatever the split, a part's columns cover at least 4 KiB of each row of B.
+    const chunk = n / kernel.parallelExtent;
+    if (want === 2) assert.ok((kernel.minPartUnits ?? 1) * Math.floor(chunk) * 4 >= 4096, `${k}x${n}`);
+  }
+  // f64: the same bytes, half the columns.
+  assert.equal(parts(kernelOf(row(768, 1024, "f64"))), 2);
+  assert.equal(parts(kernelOf(row(768, 768, "f64"))), 1);
+  // B packed in panels: each part whole panels, one run of B; two rows of A; B stored [n][k]: any split.
+  for (const kernel of [kernelOf(row(768, 768), true), kernelOf({ elementType: "f32", batch: 1, m: 2, n: 768, k: 768 }),
+    kernelOf({ elementType: "f32", batch: 1, m: 1, n: 768, k: 768, rhsTransposed: true })]) {
+    assert.equal(kernel.minPartUnits ?? 1, 1, kernel.name);
+    assert.equal(parts(kernel), 2, kernel.name);
+  }
+});
