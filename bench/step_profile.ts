@@ -17,6 +17,10 @@
 // of it (the split, the workers' parts and the wait for them), so a row that reads slower
 // than at one thread is a split that costs more than it gives. Its CPU time is the calling
 // thread's process-wide reading, which counts the workers' spinning too.
+// Where the native program's kernels run from call lists, the best run and the median run
+// are split into their kernels, the glue inside the lists between kernels, and the
+// JavaScript before, between and after the lists (the sum of the steps' best times is no
+// run's: each step's best comes from another run, so it understates every run's kernels).
 //   node dist/bench/step_profile.js [only=mlp-infer|gpt2|encoder] [phase=prefill|decode] [backend=native|wasm] [rounds=10] [top=25] [threads=1,2] [copied]
 
 import { compile, WasmDevice, type DeviceArray, type Executable } from "../src/compiler/index.js";
@@ -42,8 +46,15 @@ const hostDevice = await WasmDevice.create({ threads: 1 });
 
 /** A step's time in one run: wall and CPU, in microseconds. */
 interface Time { wall: number; cpu: number }
-/** One thread count's executable: each step's time in the current run (perRun), its best, and the best whole run. */
-interface Timed { threads: number; exe: Executable; args: DeviceArray[]; perRun: Map<string, Time>; names: Map<number, string>; best: Map<string, Time>; total: number; totalCpu: number; outside: number }
+/**
+ * Where one run's wall time went (us): its kernels (as timed), the JavaScript before its
+ * first call list and after its last (execute's checks, the outputs' allocation, the
+ * results handed over, the donated inputs taken back), the glue inside the call lists
+ * between their kernels, and what lies between the lists (steps run outside them).
+ */
+interface RunSplit { total: number; kernels: number; before: number; between: number; lists: number; after: number }
+/** One thread count's executable: each step's time in the current run (perRun), its best, the best whole run, and every counted run's split. */
+interface Timed { threads: number; exe: Executable; args: DeviceArray[]; perRun: Map<string, Time>; names: Map<number, string>; best: Map<string, Time>; total: number; totalCpu: number; outside: number; splits: RunSplit[] }
 const setups: Timed[] = [];
 const devices: WasmDevice[] = [];
 for (const threads of threadCounts) {
@@ -90,7 +101,28 @@ for (const threads of threadCounts) {
     pool.runGroup = (members, scratch, extent, block) => timed(byHandle.get(members[0]!.handle) ?? "pooled", runGroup)(members, scratch, extent, block);
   }
   const args = toLiterals(w, inputs).map((a) => device.bufferFromLiteral(a));
-  setups.push({ threads, exe, args, perRun, names, best, total: Infinity, totalCpu: Infinity, outside: Infinity });
+  setups.push({ threads, exe, args, perRun, names, best, total: Infinity, totalCpu: Infinity, outside: Infinity, splits: [] });
+}
+// Each call list's run, timed from JavaScript (the executor's prepared lists, a private
+// field: this probe reaches in; they exist after a first run): when the run's first list
+// began, when its last ended, and the lists' own time, to split the run's time outside the kernels.
+const lists = { first: 0n, last: 0n, inside: 0 };
+for (const s of setups) {
+  s.exe.execute(s.args).forEach((o, j) => { if (donated.includes(j)) s.args[j] = o; else o.delete(); });
+  const runnable = (s.exe as unknown as { runnable: Map<unknown, { kind: string; calls?: { run(times?: Float64Array): void } }[]> }).runnable;
+  for (const steps of runnable.values()) {
+    for (const step of steps) {
+      if (step.kind !== "calls" || step.calls === undefined) continue;
+      const run = step.calls.run.bind(step.calls);
+      step.calls.run = (times) => {
+        const t0 = process.hrtime.bigint();
+        if (lists.first === 0n) lists.first = t0;
+        run(times);
+        lists.last = process.hrtime.bigint();
+        lists.inside += Number(lists.last - t0) / 1e3;
+      };
+    }
+  }
 }
 for (let r = 0; r < rounds; r++) {
   for (const s of setups) {
@@ -100,10 +132,13 @@ for (let r = 0; r < rounds; r++) {
       perRun.clear();
       const times = s.exe.kernelTimes!;
       times.fill(0);
+      lists.first = 0n;
+      lists.inside = 0;
       const c0 = process.cpuUsage();
       const t0 = process.hrtime.bigint();
       s.exe.execute(s.args).forEach((o, j) => { if (donated.includes(j)) s.args[j] = o; else o.delete(); });
-      const total = Number(process.hrtime.bigint() - t0) / 1e3;
+      const t1 = process.hrtime.bigint();
+      const total = Number(t1 - t0) / 1e3;
       const c = process.cpuUsage(c0);
       for (const [k, name] of s.names) {
         if (times[2 * k] === 0) continue;
@@ -114,7 +149,16 @@ for (let r = 0; r < rounds; r++) {
       s.total = Math.min(s.total, total);
       s.totalCpu = Math.min(s.totalCpu, c.user + c.system);
       // Wall time of the run outside its kernel steps (dispatch, copies, interpreted steps, outputs).
-      s.outside = Math.min(s.outside, total - [...perRun.values()].reduce((a, b) => a + b.wall, 0));
+      const kernels = [...perRun.values()].reduce((a, b) => a + b.wall, 0);
+      s.outside = Math.min(s.outside, total - kernels);
+      if (lists.first !== 0n) {
+        // Kernels outside the lists (WebAssembly ones) count to the lists' time between them.
+        const span = Number(lists.last - lists.first) / 1e3;
+        s.splits.push({
+          total, kernels, before: Number(lists.first - t0) / 1e3, after: Number(t1 - lists.last) / 1e3,
+          between: span - lists.inside, lists: lists.inside - kernels,
+        });
+      }
       for (const [k, v] of perRun) {
         const b = s.best.get(k) ?? { wall: Infinity, cpu: Infinity };
         s.best.set(k, { wall: Math.min(b.wall, v.wall), cpu: Math.min(b.cpu, v.cpu) });
@@ -125,6 +169,14 @@ for (let r = 0; r < rounds; r++) {
 const sum = (s: Timed, of: keyof Time): number => [...s.best.values()].reduce((a, b) => a + b[of], 0);
 const kernelSteps = setups[0]!.exe.program.steps.filter((s) => s.kind === "kernel").length;
 console.log(`${describe(w)} on ${backend}: ${setups[0]!.exe.program.steps.length} steps (${kernelSteps} kernels); best run ${setups.map((s) => `${s.total.toFixed(0)} us at ${s.threads} thread(s)`).join(", ")} (sum of steps' best wall times ${setups.map((s) => sum(s, "wall").toFixed(0)).join(" / ")}); best run's CPU time ${setups.map((s) => s.totalCpu.toFixed(0)).join(" / ")} us (sum of steps' best ${setups.map((s) => sum(s, "cpu").toFixed(0)).join(" / ")}); least wall time outside the kernel steps in a run ${setups.map((s) => s.outside.toFixed(0)).join(" / ")} us`);
+// The best run's and the median run's wall time split; the sum of the steps' best times
+// (above) is less than any one run's kernels, since each step's best comes from another run.
+for (const s of setups) {
+  if (s.splits.length === 0) continue;
+  const sorted = [...s.splits].sort((a, b) => a.total - b.total);
+  const show = (r: RunSplit): string => `${r.total.toFixed(0)} = kernels ${r.kernels.toFixed(0)} + JavaScript before the call lists ${r.before.toFixed(0)}, between them ${r.between.toFixed(0)}, after ${r.after.toFixed(0)} + glue inside the lists ${r.lists.toFixed(0)}`;
+  console.log(`${s.threads} thread(s), wall us: best run ${show(sorted[0]!)}; median run ${show(sorted[Math.floor((sorted.length - 1) / 2)]!)}`);
+}
 console.log(`wall (us) at ${threadCounts.join(", ")} thread(s); CPU (us, every thread's) at ${threadCounts.join(", ")}; GFLOP/s of GEMMs (wall each, CPU at ${threadCounts[0]})`);
 /** Floating-point operations of a GEMM kernel named "gemm [b x]m x n x k ...", else undefined. */
 const gemmFlops = (name: string): number | undefined => {
