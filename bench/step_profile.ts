@@ -21,6 +21,8 @@
 // are split into their kernels, the glue inside the lists between kernels, and the
 // JavaScript before, between and after the lists (the sum of the steps' best times is no
 // run's: each step's best comes from another run, so it understates every run's kernels).
+// Untimed runs (three after each turn) give what a run costs without the profile's own
+// clock reads (a system call each), split into the call lists and the rest.
 //   node dist/bench/step_profile.js [only=mlp-infer|gpt2|encoder] [phase=prefill|decode] [backend=native|wasm] [rounds=10] [top=25] [threads=1,2] [copied]
 
 import { compile, WasmDevice, type DeviceArray, type Executable } from "../src/compiler/index.js";
@@ -50,7 +52,8 @@ interface Time { wall: number; cpu: number }
  * Where one run's wall time went (us): its kernels (as timed), the JavaScript before its
  * first call list and after its last (execute's checks, the outputs' allocation, the
  * results handed over, the donated inputs taken back), the glue inside the call lists
- * between their kernels, and what lies between the lists (steps run outside them).
+ * between their kernels, and what lies between the lists (the steps that run outside
+ * them, their WebAssembly kernels included).
  */
 interface RunSplit { total: number; kernels: number; before: number; between: number; lists: number; after: number }
 /** A run without the per-kernel timing: its wall and CPU time, and its wall time in the call lists (kernels and glue) and outside them. */
@@ -145,8 +148,10 @@ for (let r = 0; r < rounds; r++) {
       const t1 = process.hrtime.bigint();
       const total = Number(t1 - t0) / 1e3;
       const c = process.cpuUsage(c0);
+      let listed = 0;
       for (const [k, name] of s.names) {
         if (times[2 * k] === 0) continue;
+        listed += times[2 * k]! / 1e3;
         const sum = perRun.get(name) ?? { wall: 0, cpu: 0 };
         perRun.set(name, { wall: sum.wall + times[2 * k]! / 1e3, cpu: sum.cpu + times[2 * k + 1]! / 1e3 });
       }
@@ -157,11 +162,10 @@ for (let r = 0; r < rounds; r++) {
       const kernels = [...perRun.values()].reduce((a, b) => a + b.wall, 0);
       s.outside = Math.min(s.outside, total - kernels);
       if (lists.first !== 0n) {
-        // Kernels outside the lists (WebAssembly ones) count to the lists' time between them.
         const span = Number(lists.last - lists.first) / 1e3;
         s.splits.push({
           total, kernels, before: Number(lists.first - t0) / 1e3, after: Number(t1 - lists.last) / 1e3,
-          between: span - lists.inside, lists: lists.inside - kernels,
+          between: span - lists.inside, lists: lists.inside - listed,
         });
       }
       for (const [k, v] of perRun) {
@@ -170,8 +174,10 @@ for (let r = 0; r < rounds; r++) {
       }
     }
     // Three runs without the per-kernel timing, whose clock reads are not free: the C
-    // lists read the process's CPU clock twice a call, a system call of 2-10 us on the
-    // 2-core Zen 5 VM (2026-12-01), and the WebAssembly wrappers call process.cpuUsage().
+    // lists read the process's CPU clock twice a call, a system call (1.5 us of CPU on the
+    // 2-core Zen 5 VM, and a point where a loaded machine preempts the thread: timed runs of
+    // GPT-2's decode step took 50-250 us longer, 2026-12-01), and the WebAssembly wrappers
+    // call process.cpuUsage().
     const times = s.exe.kernelTimes;
     s.exe.kernelTimes = undefined;
     profiling.off = true;
