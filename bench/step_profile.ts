@@ -17,6 +17,12 @@
 // of it (the split, the workers' parts and the wait for them), so a row that reads slower
 // than at one thread is a split that costs more than it gives. Its CPU time is the calling
 // thread's process-wide reading, which counts the workers' spinning too.
+// Where the native program's kernels run from call lists, the best run and the median run
+// are split into their kernels, the glue inside the lists between kernels, and the
+// JavaScript before, between and after the lists (the sum of the steps' best times is no
+// run's: each step's best comes from another run, so it understates every run's kernels).
+// Untimed runs (three after each turn) give what a run costs without the profile's own
+// clock reads (a system call each), split into the call lists and the rest.
 //   node dist/bench/step_profile.js [only=mlp-infer|gpt2|encoder] [phase=prefill|decode] [backend=native|wasm] [rounds=10] [top=25] [threads=1,2] [copied]
 
 import { compile, WasmDevice, type DeviceArray, type Executable } from "../src/compiler/index.js";
@@ -42,9 +48,21 @@ const hostDevice = await WasmDevice.create({ threads: 1 });
 
 /** A step's time in one run: wall and CPU, in microseconds. */
 interface Time { wall: number; cpu: number }
-/** One thread count's executable: each step's time in the current run (perRun), its best, and the best whole run. */
-interface Timed { threads: number; exe: Executable; args: DeviceArray[]; perRun: Map<string, Time>; names: Map<number, string>; best: Map<string, Time>; total: number; totalCpu: number; outside: number }
+/**
+ * Where one run's wall time went (us): its kernels (as timed), the JavaScript before its
+ * first call list and after its last (execute's checks, the outputs' allocation, the
+ * results handed over, the donated inputs taken back), the glue inside the call lists
+ * between their kernels, and what lies between the lists (the steps that run outside
+ * them, their WebAssembly kernels included).
+ */
+interface RunSplit { total: number; kernels: number; before: number; between: number; lists: number; after: number }
+/** A run without the per-kernel timing: its wall and CPU time, and its wall time in the call lists (kernels and glue) and outside them. */
+interface Untimed { total: number; cpu: number; lists: number; outside: number }
+/** One thread count's executable: each step's time in the current run (perRun), its best, the best whole run, and every counted run's split. */
+interface Timed { threads: number; exe: Executable; args: DeviceArray[]; perRun: Map<string, Time>; names: Map<number, string>; best: Map<string, Time>; total: number; totalCpu: number; outside: number; splits: RunSplit[]; untimed: Untimed[] }
 const setups: Timed[] = [];
+/** Set for the untimed runs: the WebAssembly kernels' wrappers then only call through. */
+const profiling = { off: false };
 const devices: WasmDevice[] = [];
 for (const threads of threadCounts) {
   // The native module owns its threads; a WebAssembly program runs on its device's pool.
@@ -69,6 +87,7 @@ for (const threads of threadCounts) {
   type Pool = { runGroup(members: readonly Pooled[], scratch: readonly number[], extent: number, block: number): void };
   const kernels = (exe as unknown as { kernels: { direct?: (...a: number[]) => void; pooled?: object; pool?: Pool }[] }).kernels;
   const timed = <T extends unknown[]>(name: string, f: (...a: T) => void) => (...a: T): void => {
+    if (profiling.off) return f(...a);
     const c0 = process.cpuUsage();
     const t0 = process.hrtime.bigint();
     f(...a);
@@ -90,7 +109,28 @@ for (const threads of threadCounts) {
     pool.runGroup = (members, scratch, extent, block) => timed(byHandle.get(members[0]!.handle) ?? "pooled", runGroup)(members, scratch, extent, block);
   }
   const args = toLiterals(w, inputs).map((a) => device.bufferFromLiteral(a));
-  setups.push({ threads, exe, args, perRun, names, best, total: Infinity, totalCpu: Infinity, outside: Infinity });
+  setups.push({ threads, exe, args, perRun, names, best, total: Infinity, totalCpu: Infinity, outside: Infinity, splits: [], untimed: [] });
+}
+// Each call list's run, timed from JavaScript (the executor's prepared lists, a private
+// field: this probe reaches in; they exist after a first run): when the run's first list
+// began, when its last ended, and the lists' own time, to split the run's time outside the kernels.
+const lists = { first: 0n, last: 0n, inside: 0 };
+for (const s of setups) {
+  s.exe.execute(s.args).forEach((o, j) => { if (donated.includes(j)) s.args[j] = o; else o.delete(); });
+  const runnable = (s.exe as unknown as { runnable: Map<unknown, { kind: string; calls?: { run(times?: Float64Array): void } }[]> }).runnable;
+  for (const steps of runnable.values()) {
+    for (const step of steps) {
+      if (step.kind !== "calls" || step.calls === undefined) continue;
+      const run = step.calls.run.bind(step.calls);
+      step.calls.run = (times) => {
+        const t0 = process.hrtime.bigint();
+        if (lists.first === 0n) lists.first = t0;
+        run(times);
+        lists.last = process.hrtime.bigint();
+        lists.inside += Number(lists.last - t0) / 1e3;
+      };
+    }
+  }
 }
 for (let r = 0; r < rounds; r++) {
   for (const s of setups) {
@@ -100,13 +140,18 @@ for (let r = 0; r < rounds; r++) {
       perRun.clear();
       const times = s.exe.kernelTimes!;
       times.fill(0);
+      lists.first = 0n;
+      lists.inside = 0;
       const c0 = process.cpuUsage();
       const t0 = process.hrtime.bigint();
       s.exe.execute(s.args).forEach((o, j) => { if (donated.includes(j)) s.args[j] = o; else o.delete(); });
-      const total = Number(process.hrtime.bigint() - t0) / 1e3;
+      const t1 = process.hrtime.bigint();
+      const total = Number(t1 - t0) / 1e3;
       const c = process.cpuUsage(c0);
+      let listed = 0;
       for (const [k, name] of s.names) {
         if (times[2 * k] === 0) continue;
+        listed += times[2 * k]! / 1e3;
         const sum = perRun.get(name) ?? { wall: 0, cpu: 0 };
         perRun.set(name, { wall: sum.wall + times[2 * k]! / 1e3, cpu: sum.cpu + times[2 * k + 1]! / 1e3 });
       }
@@ -114,17 +159,59 @@ for (let r = 0; r < rounds; r++) {
       s.total = Math.min(s.total, total);
       s.totalCpu = Math.min(s.totalCpu, c.user + c.system);
       // Wall time of the run outside its kernel steps (dispatch, copies, interpreted steps, outputs).
-      s.outside = Math.min(s.outside, total - [...perRun.values()].reduce((a, b) => a + b.wall, 0));
+      const kernels = [...perRun.values()].reduce((a, b) => a + b.wall, 0);
+      s.outside = Math.min(s.outside, total - kernels);
+      if (lists.first !== 0n) {
+        const span = Number(lists.last - lists.first) / 1e3;
+        s.splits.push({
+          total, kernels, before: Number(lists.first - t0) / 1e3, after: Number(t1 - lists.last) / 1e3,
+          between: span - lists.inside, lists: lists.inside - listed,
+        });
+      }
       for (const [k, v] of perRun) {
         const b = s.best.get(k) ?? { wall: Infinity, cpu: Infinity };
         s.best.set(k, { wall: Math.min(b.wall, v.wall), cpu: Math.min(b.cpu, v.cpu) });
       }
     }
+    // Three runs without the per-kernel timing, whose clock reads are not free: the C
+    // lists read the process's CPU clock twice a call, a system call (1.5 us of CPU on the
+    // 2-core Zen 5 VM, and a point where a loaded machine preempts the thread: timed runs of
+    // GPT-2's decode step took 50-250 us longer, 2026-12-01), and the WebAssembly wrappers
+    // call process.cpuUsage().
+    const times = s.exe.kernelTimes;
+    s.exe.kernelTimes = undefined;
+    profiling.off = true;
+    for (let i = 0; i < 3; i++) {
+      lists.first = 0n;
+      lists.inside = 0;
+      const c0 = process.cpuUsage();
+      const t0 = process.hrtime.bigint();
+      s.exe.execute(s.args).forEach((o, j) => { if (donated.includes(j)) s.args[j] = o; else o.delete(); });
+      const total = Number(process.hrtime.bigint() - t0) / 1e3;
+      const c = process.cpuUsage(c0);
+      s.untimed.push({ total, cpu: c.user + c.system, lists: lists.inside, outside: total - lists.inside });
+    }
+    profiling.off = false;
+    s.exe.kernelTimes = times;
   }
 }
 const sum = (s: Timed, of: keyof Time): number => [...s.best.values()].reduce((a, b) => a + b[of], 0);
 const kernelSteps = setups[0]!.exe.program.steps.filter((s) => s.kind === "kernel").length;
 console.log(`${describe(w)} on ${backend}: ${setups[0]!.exe.program.steps.length} steps (${kernelSteps} kernels); best run ${setups.map((s) => `${s.total.toFixed(0)} us at ${s.threads} thread(s)`).join(", ")} (sum of steps' best wall times ${setups.map((s) => sum(s, "wall").toFixed(0)).join(" / ")}); best run's CPU time ${setups.map((s) => s.totalCpu.toFixed(0)).join(" / ")} us (sum of steps' best ${setups.map((s) => sum(s, "cpu").toFixed(0)).join(" / ")}); least wall time outside the kernel steps in a run ${setups.map((s) => s.outside.toFixed(0)).join(" / ")} us`);
+// The best run's and the median run's wall time split; the sum of the steps' best times
+// (above) is less than any one run's kernels, since each step's best comes from another run.
+for (const s of setups) {
+  if (s.splits.length === 0) continue;
+  const sorted = [...s.splits].sort((a, b) => a.total - b.total);
+  const show = (r: RunSplit): string => `${r.total.toFixed(0)} = kernels ${r.kernels.toFixed(0)} + JavaScript before the call lists ${r.before.toFixed(0)}, between them ${r.between.toFixed(0)}, after ${r.after.toFixed(0)} + glue inside the lists ${r.lists.toFixed(0)}`;
+  console.log(`${s.threads} thread(s), wall us: best run ${show(sorted[0]!)}; median run ${show(sorted[Math.floor((sorted.length - 1) / 2)]!)}`);
+}
+// The same runs without the per-kernel timing (what a caller's run costs).
+for (const s of setups) {
+  const sorted = [...s.untimed].sort((a, b) => a.total - b.total);
+  const show = (r: Untimed): string => `${r.total.toFixed(0)}${s.splits.length === 0 ? "" : ` = call lists ${r.lists.toFixed(0)} + the rest ${r.outside.toFixed(0)}`}`;
+  console.log(`${s.threads} thread(s), untimed: best run ${show(sorted[0]!)} us wall, least CPU ${Math.min(...s.untimed.map((r) => r.cpu)).toFixed(0)} us; median run ${show(sorted[Math.floor((sorted.length - 1) / 2)]!)}`);
+}
 console.log(`wall (us) at ${threadCounts.join(", ")} thread(s); CPU (us, every thread's) at ${threadCounts.join(", ")}; GFLOP/s of GEMMs (wall each, CPU at ${threadCounts[0]})`);
 /** Floating-point operations of a GEMM kernel named "gemm [b x]m x n x k ...", else undefined. */
 const gemmFlops = (name: string): number | undefined => {
