@@ -340,3 +340,63 @@ export function cbrtF32(b: F32Builder, z: PartsF32): PartsF32 {
 
 /** z^-½ as the interpreter's cRsqrt: 1 / √z, by divideF32. */
 export const rsqrtF32 = (b: F32Builder, z: PartsF32): PartsF32 => divideF32(b, [b.f(1), b.f(0)], sqrtF32(b, z));
+
+/**
+ * f(z) for z with a part not finite, as the interpreter's annexG: `table` gives f on X +
+ * iY with Y's sign bit clear (and X's too for an odd or even f), and the symmetries the
+ * rest: f(conj z) = conj f(z); an odd f negates the real part of f(-x + iy) = -conj f(x -
+ * iy), an even one conjugates it.
+ */
+function annexGF32(b: F32Builder, [x, y]: PartsF32, symmetry: "odd" | "even", table: (x: number, y: number) => PartsF32): PartsF32 {
+  const [flipX, flipY] = [b.signBit(x), b.signBit(y)];
+  const w = table(b.abs(x), b.abs(y));
+  const conj: PartsF32 = [w[0], b.select(flipY, b.neg(w[1]), w[1])];
+  return symmetry === "odd" ? [b.select(flipX, b.neg(conj[0]), conj[0]), conj[1]] : [conj[0], b.select(flipX, b.neg(conj[1]), conj[1])];
+}
+
+/**
+ * cosh (`even`) or sinh of x + iy as the interpreter's cCosh and cSinh: cosh x cos y + i
+ * sinh x sin y, sinh x cos y + i cosh x sin y; with y ±0 (or subnormal, which a GPU may
+ * read as zero): (cosh x, ±0 by sinh x's sign and y's) and (sinh x, y). cosh |x| and sinh |x|
+ * from u = expm1(|x|): sinh = (u + u/(u + 1))/2 (no cancellation near 0), cosh = (e +
+ * 1/e)/2 with e = e^|x|; past |x| = 88, where e^|x| overflows and the products need not,
+ * each is e^(|x|/2)/2 and the product is taken times e^(|x|/2) last. Where a part is not
+ * finite, C99's tables (G.6.2.4, G.6.2.5) through annexGF32.
+ */
+function coshSinhF32(b: F32Builder, [x, y]: PartsF32, even: boolean): PartsF32 {
+  const a = b.abs(x);
+  const big = b.cmp("GT", a, b.f(88));
+  const u = b.fn("expm1", a);
+  const e = b.fn("exp", a);
+  const h = b.fn("exp", b.mul(a, b.f(0.5)));
+  const half = b.mul(h, b.f(0.5));
+  const ch = b.select(big, half, b.mul(b.f(0.5), b.add(e, b.div(b.f(1), e))));
+  const sh = b.copySign(b.select(big, half, b.mul(b.f(0.5), b.add(u, b.div(u, b.add(u, b.f(1)))))), x);
+  const k = (v: number): number => b.select(big, b.mul(v, h), v);
+  const [c, s] = [b.fn("cos", y), b.fn("sin", y)];
+  const [first, second] = even ? [ch, sh] : [sh, ch];
+  const general: PartsF32 = [k(b.mul(first, c)), k(b.mul(second, s))];
+  // y zero: cosh: (cosh x, y with sinh x's sign multiplied in: sign(sinh x) · y); sinh: (sinh x, y).
+  const signedY = b.fromBits(b.int("xor", "u32", b.bits(y), b.int("and", "u32", b.bits(x), b.u(0x80000000))));
+  const onAxis: PartsF32 = even ? [k(ch), signedY] : [k(sh), y];
+  const finite = b.pair(zeroLike(b, y), onAxis, general);
+  const nan = b.f(NaN);
+  const infinity = b.f(Infinity);
+  const table = (X: number, Y: number): PartsF32 => {
+    const yZero = b.isZero(Y);
+    const atInfinity = b.pair(yZero, [infinity, Y], b.pair(b.isFinite(Y), [b.copySign(infinity, b.fn("cos", Y)), b.copySign(infinity, b.fn("sin", Y))], [infinity, nan]));
+    return b.pair(b.isZero(X), even ? [nan, b.f(0)] : [b.f(0), nan],
+      b.pair(b.isNaN(X), b.pair(yZero, [nan, Y], [nan, nan]),
+        b.pair(b.isInfinite(X), atInfinity, [nan, nan])));
+  };
+  return b.pair(b.and(b.isFinite(x), b.isFinite(y)), finite, annexGF32(b, [x, y], even ? "even" : "odd", table));
+}
+
+/** cos z = cosh(iz) = cosh(-y + ix), as the interpreter's cCos. */
+export const cosF32 = (b: F32Builder, [x, y]: PartsF32): PartsF32 => coshSinhF32(b, [b.neg(y), x], true);
+
+/** sin z = -i sinh(iz): with w = sinh(-y + ix), (Im w, -Re w), as the interpreter's cSin. */
+export function sinF32(b: F32Builder, [x, y]: PartsF32): PartsF32 {
+  const w = coshSinhF32(b, [b.neg(y), x], false);
+  return [w[1], b.neg(w[0])];
+}

@@ -18,7 +18,7 @@
 // itself (abs: the interpreter's hypot2, see complexAbs). A target without f64 (WGSL;
 // `hasF64`) gets other forms of what the interpreter computes in f64: multiply still bit
 // for bit (exact_fma.ts, on integers), abs and sign in f32 within stated ulp bounds
-// (hypotF32), and divide, exp, expm1, log, log1p, sqrt, rsqrt and cbrt in f32 within
+// (hypotF32), and divide, exp, expm1, log, log1p, sqrt, rsqrt, cbrt, sin and cos in f32 within
 // stated bounds (complex_f32.ts). The CPU targets run those transcendentals on the
 // interpreter: computed in f64 from Math's functions there, which no compiled form
 // reproduces bit for bit, and an f32 form would change their results. The table is
@@ -27,7 +27,7 @@
 
 import type { Instruction } from "../../ir/computation.js";
 import { ELEMENT_TYPES, realComponentType, type ElementType } from "../../types/element_type.js";
-import { cbrtF32, divideF32, expF32, expm1F32, F32Builder, log1pF32, logF32, rsqrtF32, sqrtF32, type PartsF32 } from "./complex_f32.js";
+import { cbrtF32, cosF32, divideF32, expF32, expm1F32, F32Builder, log1pF32, logF32, rsqrtF32, sinF32, sqrtF32, type PartsF32 } from "./complex_f32.js";
 import type { Declined } from "./declined.js";
 import { exactFmaF32 } from "./exact_fma.js";
 import { legalize } from "./legalize.js";
@@ -407,12 +407,12 @@ export const COMPLEX_OPS: Readonly<Record<FusibleElementwiseOpcode, ComplexLower
   bitcastConvert: declined("bitcast-convert of complex numbers runs on the interpreter"),
   reducePrecision: declined("reduce-precision of complex numbers runs on the interpreter"),
   cbrt: withoutF64("cbrt", cbrtF32), ceil: declined("ceil of complex numbers"), clz: declined("clz of complex numbers"),
-  cos: interpreted("cos"), erf: interpreted("erf"), exp: withoutF64("exp", expF32), expm1: withoutF64("expm1", expm1F32),
+  cos: withoutF64("cos", cosF32), erf: interpreted("erf"), exp: withoutF64("exp", expF32), expm1: withoutF64("expm1", expm1F32),
   floor: declined("floor of complex numbers"), isFinite: declined("is-finite of complex numbers"), log: withoutF64("log", logF32),
   log1p: withoutF64("log1p", log1pF32), logistic: interpreted("logistic"), not: declined("not of complex numbers"),
   popcnt: declined("popcnt of complex numbers"), roundNearestAfz: declined("round of complex numbers"),
   roundNearestEven: declined("round of complex numbers"), rsqrt: withoutF64("rsqrt", rsqrtF32), sign: complexSign,
-  sin: interpreted("sin"), sqrt: withoutF64("sqrt", sqrtF32), tan: interpreted("tan"), tanh: interpreted("tanh"),
+  sin: withoutF64("sin", sinF32), sqrt: withoutF64("sqrt", sqrtF32), tan: interpreted("tan"), tanh: interpreted("tanh"),
   remainder: declined("remainder of complex numbers"), power: interpreted("power"), maximum: lexicographic(true),
   minimum: lexicographic(false), and: declined("and of complex numbers"), or: declined("or of complex numbers"),
   xor: declined("xor of complex numbers"), shiftLeft: declined("shift of complex numbers"),

@@ -1,4 +1,4 @@
-// c64 divide, exp, expm1, log, log1p, sqrt, rsqrt and cbrt on the GPU (kernel/
+// c64 divide, exp, expm1, log, log1p, sqrt, rsqrt, cbrt, sin and cos on the GPU (kernel/
 // complex_f32.ts: f32 arithmetic and the shared real approximations, WGSL having no
 // f64), against the interpreter, which computes them in double and rounds each part
 // once. Each finite part of the GPU's result is within BOUNDS[op] ulps of the larger
@@ -9,7 +9,8 @@
 // zero, and an operand's subnormal part read as zero, as WGSL allows. Operands: every pair of a table of specials (and, for divide,
 // every pair of those values), random bit patterns of every exponent, values spread over
 // moderate magnitudes, and, where the forms take care, values near the unit circle (log),
-// near 0 and 1 + z on the unit circle (log1p, expm1), large real parts (exp past e^88),
+// near 0 and 1 + z on the unit circle (log1p, expm1), large real parts (exp past e^88;
+// sin and cos: large imaginary parts),
 // and far-apart parts (divide, sqrt). Each op must run as one kernel, with no host step.
 //
 // XLATS_COMPLEX_MEASURE=1 prints each op's worst error in those ulps, with the share of
@@ -40,7 +41,7 @@ const fround = Math.fround;
 type C = { re: number; im: number };
 
 /** The stated bounds (docs/numerics.md), in ulps of the result's larger part. */
-const BOUNDS: Record<string, number> = { divide: 6, exp: 8, expm1: 8, log: 4, log1p: 4, sqrt: 4, rsqrt: 8, cbrt: 6 };
+const BOUNDS: Record<string, number> = { divide: 6, exp: 8, expm1: 8, log: 4, log1p: 4, sqrt: 4, rsqrt: 8, cbrt: 6, sin: 10, cos: 10 };
 
 const SPECIALS = [
   0, -0, 1, -1, 0.5, -2, Infinity, -Infinity, NaN, fromBits(1), -fromBits(0x7fffff), 2 ** -126, fromBits(0x7f7fffff), -1e30, 1e-30, fround(Math.PI / 2), 88.5, -100,
@@ -72,6 +73,7 @@ function unaryOperands(op: string): C[] {
     }
   }
   if (op === "log1p" || op === "expm1") for (let i = 0; i < 3000; i++) v.push({ re: between(-40, 0), im: between(-40, 0) });
+  if (op === "sin" || op === "cos") for (let i = 0; i < 2000; i++) v.push({ re: between(-20, 20), im: fround(sign() * (80 + next() * 100)) });
   if (op === "exp" || op === "expm1") for (let i = 0; i < 2000; i++) v.push({ re: fround(sign() * (80 + next() * 100)), im: between(-20, 20) });
   return v;
 }
@@ -163,7 +165,7 @@ async function check(op: string, mlirOp: string, args: C[][]): Promise<void> {
   }
 }
 
-const MLIR: Record<string, string> = { exp: "exponential", expm1: "exponential_minus_one", log: "log", log1p: "log_plus_one", sqrt: "sqrt", rsqrt: "rsqrt", cbrt: "cbrt" };
+const MLIR: Record<string, string> = { exp: "exponential", expm1: "exponential_minus_one", log: "log", log1p: "log_plus_one", sqrt: "sqrt", rsqrt: "rsqrt", cbrt: "cbrt", sin: "sine", cos: "cosine" };
 
 test("c64 divide on the GPU within its bound", { skip }, async () => check("divide", "divide", divideOperands()));
 for (const [op, mlirOp] of Object.entries(MLIR)) {
