@@ -373,6 +373,9 @@ const interpreted = (what: string): ComplexLowering => declined(`complex ${what}
  */
 const withoutF64 = (what: string, form: (b: F32Builder, z: PartsF32) => PartsF32): ComplexLowering => (g, inst, x, k, hasF64) =>
   hasF64 || componentType(typeOf(inst)) !== "f32" ? { declined: `complex ${what} runs on the interpreter` } : pick(g, k!, ...form(new F32Builder(g), parts(g, x, 0)));
+/** A function the interpreter computes in f64 that has no f32 form within a bound: why, where the target has no f64 (docs/backends.md, WebGPU). */
+const noF32Form = (what: string, why: string): ComplexLowering => (_g, inst, _x, _k, hasF64) =>
+  ({ declined: `complex ${what} runs on the interpreter${hasF64 || componentType(typeOf(inst)) !== "f32" ? "" : ` (no f32 form within a bound: ${why})`}` });
 
 export const COMPLEX_OPS: Readonly<Record<FusibleElementwiseOpcode, ComplexLowering>> = {
   multiply: complexMultiply, divide: complexDivide, abs: complexAbs,
@@ -409,15 +412,15 @@ export const COMPLEX_OPS: Readonly<Record<FusibleElementwiseOpcode, ComplexLower
   cbrt: withoutF64("cbrt", cbrtF32), ceil: declined("ceil of complex numbers"), clz: declined("clz of complex numbers"),
   cos: withoutF64("cos", cosF32), erf: interpreted("erf"), exp: withoutF64("exp", expF32), expm1: withoutF64("expm1", expm1F32),
   floor: declined("floor of complex numbers"), isFinite: declined("is-finite of complex numbers"), log: withoutF64("log", logF32),
-  log1p: withoutF64("log1p", log1pF32), logistic: interpreted("logistic"), not: declined("not of complex numbers"),
+  log1p: withoutF64("log1p", log1pF32), logistic: noF32Form("logistic", "1 + e^-z cancels near its poles"), not: declined("not of complex numbers"),
   popcnt: declined("popcnt of complex numbers"), roundNearestAfz: declined("round of complex numbers"),
   roundNearestEven: declined("round of complex numbers"), rsqrt: withoutF64("rsqrt", rsqrtF32), sign: complexSign,
-  sin: withoutF64("sin", sinF32), sqrt: withoutF64("sqrt", sqrtF32), tan: interpreted("tan"), tanh: interpreted("tanh"),
-  remainder: declined("remainder of complex numbers"), power: interpreted("power"), maximum: lexicographic(true),
+  sin: withoutF64("sin", sinF32), sqrt: withoutF64("sqrt", sqrtF32), tan: noF32Form("tan", "near its poles the interpreter's own double cancels"), tanh: noF32Form("tanh", "near its poles the interpreter's own double cancels"),
+  remainder: declined("remainder of complex numbers"), power: noF32Form("power", "an f32 log z's error grows by |w log z| in exp"), maximum: lexicographic(true),
   minimum: lexicographic(false), and: declined("and of complex numbers"), or: declined("or of complex numbers"),
   xor: declined("xor of complex numbers"), shiftLeft: declined("shift of complex numbers"),
   shiftRightArithmetic: declined("shift of complex numbers"), shiftRightLogical: declined("shift of complex numbers"),
-  atan2: interpreted("atan2"), clamp: interpreted("clamp"),
+  atan2: noF32Form("atan2", "x² + y² cancels in f32"), clamp: interpreted("clamp"),
   acos: interpreted("acos"), acosh: interpreted("acosh"), asin: interpreted("asin"), asinh: interpreted("asinh"),
   atan: interpreted("atan"), atanh: interpreted("atanh"), cosh: interpreted("cosh"), sinh: interpreted("sinh"),
   lgamma: interpreted("lgamma"), digamma: interpreted("digamma"), erfInv: interpreted("erf-inv"), erfc: interpreted("erfc"),
