@@ -78,6 +78,15 @@ export class F32Builder {
   }
 }
 
+/** The exponent field of a finite magnitude's bits m (u32), 1 for a subnormal (the exponent it shares with the smallest normals). */
+export const exponentField = (b: F32Builder, m: number): number => b.int("max", "u32", b.int("shrL", "u32", m, b.u(23)), b.u(1));
+
+/** The significand of a finite magnitude's bits m, the hidden bit where the field is not 0, as an f32 (an integer below 2^24: exact). */
+export function significand(b: F32Builder, m: number): number {
+  const hidden = b.select(b.cmp("GE", m, b.u(0x800000)), b.u(0x800000), b.u(0));
+  return b.g.op("convert", "f32", [b.int("or", "u32", b.int("and", "u32", m, b.u(0x7fffff)), hidden)]);
+}
+
 /**
  * z scaled by 2^-k, exactly on bits: the larger part's magnitude becomes its significand
  * times 2^-23 (in [1, 2), or [2^-23, 1) for a subnormal), the smaller part is scaled by
@@ -91,17 +100,15 @@ export class F32Builder {
 export function normalized(b: F32Builder, z: PartsF32, lost = b.f(0)): { parts: PartsF32; k: number } {
   const [ma, mb] = [b.magnitude(z[0]), b.magnitude(z[1])];
   const large = b.int("max", "u32", ma, mb);
-  const exponent = (m: number): number => b.int("max", "u32", b.int("shrL", "u32", m, b.u(23)), b.u(1));
-  const e = exponent(large);
+  const e = exponentField(b, large);
   const part = (v: number, m: number): number => {
-    const hidden = b.select(b.cmp("GE", m, b.u(0x800000)), b.u(0x800000), b.u(0));
-    const significand = b.g.op("convert", "f32", [b.int("or", "u32", b.int("and", "u32", m, b.u(0x7fffff)), hidden)]);
+    const s = significand(b, m);
     // 2^(e_m - e) · 2^-23: the field e_m - e + 127 - 23 where that is at least 1.
-    const em = exponent(m);
+    const em = exponentField(b, m);
     const field = b.int("sub", "u32", b.int("add", "u32", em, b.u(104)), e);
     const inRange = b.cmp("GE", b.int("add", "u32", em, b.u(104)), b.int("add", "u32", e, b.u(1)));
     const power = b.fromBits(b.int("shl", "u32", field, b.u(23)));
-    return b.copySign(b.select(inRange, b.mul(significand, power), b.select(b.cmp("EQ", m, b.u(0)), b.f(0), lost)), v);
+    return b.copySign(b.select(inRange, b.mul(s, power), b.select(b.cmp("EQ", m, b.u(0)), b.f(0), lost)), v);
   };
   const finite = b.cmp("LT", large, b.u(0x7f800000));
   const k = b.toS32(b.int("sub", "u32", e, b.u(127)));

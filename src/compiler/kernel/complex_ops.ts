@@ -27,7 +27,7 @@
 
 import type { Instruction } from "../../ir/computation.js";
 import { ELEMENT_TYPES, realComponentType, type ElementType } from "../../types/element_type.js";
-import { cbrtF32, cosF32, divideF32, expF32, expm1F32, F32Builder, log1pF32, logF32, rsqrtF32, sinF32, sqrtF32, type PartsF32 } from "./complex_f32.js";
+import { cbrtF32, cosF32, divideF32, expF32, expm1F32, exponentField, F32Builder, log1pF32, logF32, rsqrtF32, significand, sinF32, sqrtF32, type PartsF32 } from "./complex_f32.js";
 import type { Declined } from "./declined.js";
 import { exactFmaF32 } from "./exact_fma.js";
 import { legalize } from "./legalize.js";
@@ -238,13 +238,10 @@ function hypotF32(g: KernelGraph, re: number, im: number): HypotF32 {
   const or = (u: number, v: number): number => g.op("or", "pred", [u, v]);
   const reLarger = compare("GE", ma, mb);
   const [large, small] = [select("u32", reLarger, ma, mb), select("u32", reLarger, mb, ma)];
-  const exponent = (m: number): number => op("max", "u32", [op("shrL", "u32", [m, u32(23)]), u32(1)]);
+  const b = new F32Builder(g);
+  const exponent = (m: number): number => exponentField(b, m);
   // mant: the significand (hidden bit where the field is not 0) as an f32, times 2^-23.
-  const mant = (m: number): number => {
-    const hidden = select("u32", compare("GE", m, u32(0x800000)), u32(0x800000), u32(0));
-    const significand = g.op("convert", "f32", [op("or", "u32", [op("and", "u32", [m, u32(0x7fffff)]), hidden])]);
-    return g.op("mul", "f32", [significand, g.constant("f32", 2 ** -23)]);
-  };
+  const mant = (m: number): number => g.op("mul", "f32", [significand(b, m), g.constant("f32", 2 ** -23)]);
   const [ea, eb] = [exponent(large), exponent(small)];
   // 2^(e_b - e_a) (e_b ≤ e_a): the field e_b - e_a + 127 where that is at least 1, else 0.
   const field = op("sub", "u32", [op("add", "u32", [eb, u32(127)]), ea]);
