@@ -64,8 +64,7 @@ export class F32Builder {
     return this.fromBits(this.int("or", "u32", this.magnitude(a), this.int("and", "u32", this.bits(b), this.u(0x80000000))));
   }
   /** 2^n as an f32, for an s32 node n in [-126, 127]. */
-  pow2(n: number): number { return this.fromBits(this.int("shl", "u32", this.bitsOfS32(this.int("add", "s32", n, this.s(127))), this.u(23))); }
-  private bitsOfS32(a: number): number { return this.op("bitcast", "u32", [a]); }
+  pow2(n: number): number { return this.fromBits(this.int("shl", "u32", this.bits(this.int("add", "s32", n, this.s(127))), this.u(23))); }
   /**
    * v · 2^k for an s32 node k, as two multiplications by normal powers of two (k clamped
    * to [-252, 254], past which a value the forms below scale is out of f32's range
