@@ -368,11 +368,17 @@ const interpreted = (what: string): ComplexLowering => declined(`complex ${what}
  * A function the interpreter computes in f64 (complex_math.ts): on a target without f64,
  * c64's f32 form (complex_f32.ts); elsewhere, and c128, the interpreter (see the top).
  */
-const withoutF64 = (what: string, form: (b: F32Builder, z: PartsF32) => PartsF32): ComplexLowering => (g, inst, x, k, hasF64) =>
-  hasF64 || componentType(typeOf(inst)) !== "f32" ? { declined: `complex ${what} runs on the interpreter` } : pick(g, k!, ...form(new F32Builder(g), parts(g, x, 0)));
+const withoutF64 = (what: string, form: (b: F32Builder, z: PartsF32) => PartsF32): ComplexLowering => (g, inst, x, k, hasF64) => {
+  if (hasF64) return { declined: `complex ${what} runs on the interpreter` };
+  if (componentType(typeOf(inst)) !== "f32") return { declined: `complex ${what} of c128 runs on the interpreter (the target has no f64)` };
+  return pick(g, k!, ...form(new F32Builder(g), parts(g, x, 0)));
+};
 /** A function the interpreter computes in f64 that has no f32 form within a bound: why, where the target has no f64 (docs/backends.md, WebGPU). */
-const noF32Form = (what: string, why: string): ComplexLowering => (_g, inst, _x, _k, hasF64) =>
-  ({ declined: `complex ${what} runs on the interpreter${hasF64 || componentType(typeOf(inst)) !== "f32" ? "" : ` (no f32 form within a bound: ${why})`}` });
+const noF32Form = (what: string, why: string): ComplexLowering => (_g, inst, _x, _k, hasF64) => {
+  if (hasF64) return { declined: `complex ${what} runs on the interpreter` };
+  if (componentType(typeOf(inst)) !== "f32") return { declined: `complex ${what} of c128 runs on the interpreter (the target has no f64)` };
+  return { declined: `complex ${what} runs on the interpreter (no f32 form within a bound: ${why})` };
+};
 
 export const COMPLEX_OPS: Readonly<Record<FusibleElementwiseOpcode, ComplexLowering>> = {
   multiply: complexMultiply, divide: complexDivide, abs: complexAbs,

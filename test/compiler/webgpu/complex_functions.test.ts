@@ -12,6 +12,8 @@
 // near 0 and 1 + z on the unit circle (log1p, expm1), large real parts (exp past e^88;
 // sin and cos: large imaginary parts),
 // and far-apart parts (divide, sqrt). Each op must run as one kernel, with no host step.
+// The c64 functions left on the host (tanh, tan, logistic, power, atan2) must say why,
+// and their c128 forms that the target has no f64.
 //
 // XLATS_COMPLEX_MEASURE=1 prints each op's worst error in those ulps, with the share of
 // parts not the interpreter's bits.
@@ -171,3 +173,23 @@ test("c64 divide on the GPU within its bound", { skip }, async () => check("divi
 for (const [op, mlirOp] of Object.entries(MLIR)) {
   test(`c64 ${op} on the GPU within its bound`, { skip }, async () => check(op, mlirOp, [unaryOperands(op)]));
 }
+
+test("c64 tanh, tan, logistic, power and atan2 stay on the host, saying why; c128's say the target has no f64", { skip }, async () => {
+  for (const [op, arity] of [["tanh", 1], ["tan", 1], ["logistic", 1], ["power", 2], ["atan2", 2]] as const) {
+    for (const part of ["f32", "f64"]) {
+      const T = `tensor<4xcomplex<${part}>>`;
+      const names = ["%a", "%b"].slice(0, arity);
+      const module = parseStableHlo(`func.func @main(${names.map((a) => `${a}: ${T}`).join(", ")}) -> ${T} {
+  %0 = stablehlo.${op} ${names.join(", ")} : ${T}
+  return %0 : ${T}
+}`);
+      const exe = await compile(module, { backend: "webgpu" });
+      try {
+        const why = exe.stats.interpreted.map((s) => s.why).join("; ");
+        assert.match(why, part === "f32" ? new RegExp(`complex ${op} runs on the interpreter \\(no f32 form within a bound: `) : /of c128 runs on the interpreter \(the target has no f64\)/, `${op} on complex<${part}>: ${why}`);
+      } finally {
+        exe.delete();
+      }
+    }
+  }
+});
