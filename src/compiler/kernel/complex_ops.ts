@@ -18,11 +18,16 @@
 // itself (abs: the interpreter's hypot2, see complexAbs). A target without f64 (WGSL;
 // `hasF64`) gets other forms of what the interpreter computes in f64: multiply still bit
 // for bit (exact_fma.ts, on integers), abs and sign in f32 within stated ulp bounds
-// (hypotF32); divide declines there. The table is total, so a new elementwise opcode says how its complex form
-// fuses; an op declined here runs alone on the interpreter, with the reason given.
+// (hypotF32), and divide, exp, expm1, log, log1p, sqrt, rsqrt, cbrt, sin and cos in f32 within
+// stated bounds (complex_f32.ts). The CPU targets run those transcendentals on the
+// interpreter: computed in f64 from Math's functions there, which no compiled form
+// reproduces bit for bit, and an f32 form would change their results. The table is
+// total, so a new elementwise opcode says how its complex form fuses; an op declined
+// here runs alone on the interpreter, with the reason given.
 
 import type { Instruction } from "../../ir/computation.js";
 import { ELEMENT_TYPES, realComponentType, type ElementType } from "../../types/element_type.js";
+import { cbrtF32, cosF32, divideF32, expF32, expm1F32, exponentField, F32Builder, log1pF32, logF32, rsqrtF32, significand, sinF32, sqrtF32, type PartsF32 } from "./complex_f32.js";
 import type { Declined } from "./declined.js";
 import { exactFmaF32 } from "./exact_fma.js";
 import { legalize } from "./legalize.js";
@@ -116,14 +121,16 @@ const complexMultiply: ComplexLowering = (g, inst, x, k, hasF64) => {
 
 /**
  * The divide op's complex quotient as the interpreter's cDiv (complex_math.ts), for c64
- * in f64 and rounded to f32 once, as the interpreter does: Smith's method (each of its
+ * in f64 and rounded to f32 once, as the interpreter does (without f64: complex_f32.ts's
+ * divideF32, within a stated bound): Smith's method (each of its
  * four cases computed, the one that applies selected), then, where it gives NaN in both
  * parts from operands without a NaN, C99's recovery: a zero divisor gives infinities,
  * an infinite dividend over a finite divisor infinities, a finite dividend over an
  * infinite divisor zeros.
  */
-const complexDivide: ComplexLowering = (g, inst, x, k) => {
+const complexDivide: ComplexLowering = (g, inst, x, k, hasF64) => {
   const t = componentType(typeOf(inst));
+  if (!hasF64 && t === "f32") return pick(g, k!, ...divideF32(new F32Builder(g), parts(g, x, 0), parts(g, x, 1)));
   const wide = (v: number): number => (t === "f64" ? v : g.op("convert", "f64", [v]));
   const [ar, ai] = parts(g, x, 0).map(wide) as [number, number];
   const [br, bi] = parts(g, x, 1).map(wide) as [number, number];
@@ -231,13 +238,10 @@ function hypotF32(g: KernelGraph, re: number, im: number): HypotF32 {
   const or = (u: number, v: number): number => g.op("or", "pred", [u, v]);
   const reLarger = compare("GE", ma, mb);
   const [large, small] = [select("u32", reLarger, ma, mb), select("u32", reLarger, mb, ma)];
-  const exponent = (m: number): number => op("max", "u32", [op("shrL", "u32", [m, u32(23)]), u32(1)]);
+  const b = new F32Builder(g);
+  const exponent = (m: number): number => exponentField(b, m);
   // mant: the significand (hidden bit where the field is not 0) as an f32, times 2^-23.
-  const mant = (m: number): number => {
-    const hidden = select("u32", compare("GE", m, u32(0x800000)), u32(0x800000), u32(0));
-    const significand = g.op("convert", "f32", [op("or", "u32", [op("and", "u32", [m, u32(0x7fffff)]), hidden])]);
-    return g.op("mul", "f32", [significand, g.constant("f32", 2 ** -23)]);
-  };
+  const mant = (m: number): number => g.op("mul", "f32", [significand(b, m), g.constant("f32", 2 ** -23)]);
   const [ea, eb] = [exponent(large), exponent(small)];
   // 2^(e_b - e_a) (e_b ≤ e_a): the field e_b - e_a + 127 where that is at least 1, else 0.
   const field = op("sub", "u32", [op("add", "u32", [eb, u32(127)]), ea]);
@@ -360,6 +364,21 @@ const lexicographic = (max: boolean): ComplexLowering => (g, inst, x, k) => {
 const componentwise = (op: "add" | "sub"): ComplexLowering => (g, inst, x, k) => g.op(op, componentType(typeOf(inst)), [x.part(0, k!), x.part(1, k!)]);
 const declined = (why: string): ComplexLowering => () => ({ declined: why });
 const interpreted = (what: string): ComplexLowering => declined(`complex ${what} runs on the interpreter`);
+/**
+ * A function the interpreter computes in f64 (complex_math.ts): on a target without f64,
+ * c64's f32 form (complex_f32.ts); elsewhere, and c128, the interpreter (see the top).
+ */
+const withoutF64 = (what: string, form: (b: F32Builder, z: PartsF32) => PartsF32): ComplexLowering => (g, inst, x, k, hasF64) => {
+  if (hasF64) return { declined: `complex ${what} runs on the interpreter` };
+  if (componentType(typeOf(inst)) !== "f32") return { declined: `complex ${what} of c128 runs on the interpreter (the target has no f64)` };
+  return pick(g, k!, ...form(new F32Builder(g), parts(g, x, 0)));
+};
+/** A function the interpreter computes in f64 that has no f32 form within a bound: why, where the target has no f64 (docs/backends.md, WebGPU). */
+const noF32Form = (what: string, why: string): ComplexLowering => (_g, inst, _x, _k, hasF64) => {
+  if (hasF64) return { declined: `complex ${what} runs on the interpreter` };
+  if (componentType(typeOf(inst)) !== "f32") return { declined: `complex ${what} of c128 runs on the interpreter (the target has no f64)` };
+  return { declined: `complex ${what} runs on the interpreter (no f32 form within a bound: ${why})` };
+};
 
 export const COMPLEX_OPS: Readonly<Record<FusibleElementwiseOpcode, ComplexLowering>> = {
   multiply: complexMultiply, divide: complexDivide, abs: complexAbs,
@@ -393,18 +412,18 @@ export const COMPLEX_OPS: Readonly<Record<FusibleElementwiseOpcode, ComplexLower
   },
   bitcastConvert: declined("bitcast-convert of complex numbers runs on the interpreter"),
   reducePrecision: declined("reduce-precision of complex numbers runs on the interpreter"),
-  cbrt: interpreted("cbrt"), ceil: declined("ceil of complex numbers"), clz: declined("clz of complex numbers"),
-  cos: interpreted("cos"), erf: interpreted("erf"), exp: interpreted("exp"), expm1: interpreted("expm1"),
-  floor: declined("floor of complex numbers"), isFinite: declined("is-finite of complex numbers"), log: interpreted("log"),
-  log1p: interpreted("log1p"), logistic: interpreted("logistic"), not: declined("not of complex numbers"),
+  cbrt: withoutF64("cbrt", cbrtF32), ceil: declined("ceil of complex numbers"), clz: declined("clz of complex numbers"),
+  cos: withoutF64("cos", cosF32), erf: interpreted("erf"), exp: withoutF64("exp", expF32), expm1: withoutF64("expm1", expm1F32),
+  floor: declined("floor of complex numbers"), isFinite: declined("is-finite of complex numbers"), log: withoutF64("log", logF32),
+  log1p: withoutF64("log1p", log1pF32), logistic: noF32Form("logistic", "1 + e^-z cancels near its poles"), not: declined("not of complex numbers"),
   popcnt: declined("popcnt of complex numbers"), roundNearestAfz: declined("round of complex numbers"),
-  roundNearestEven: declined("round of complex numbers"), rsqrt: interpreted("rsqrt"), sign: complexSign,
-  sin: interpreted("sin"), sqrt: interpreted("sqrt"), tan: interpreted("tan"), tanh: interpreted("tanh"),
-  remainder: declined("remainder of complex numbers"), power: interpreted("power"), maximum: lexicographic(true),
+  roundNearestEven: declined("round of complex numbers"), rsqrt: withoutF64("rsqrt", rsqrtF32), sign: complexSign,
+  sin: withoutF64("sin", sinF32), sqrt: withoutF64("sqrt", sqrtF32), tan: noF32Form("tan", "near its poles the interpreter's own double cancels"), tanh: noF32Form("tanh", "near its poles the interpreter's own double cancels"),
+  remainder: declined("remainder of complex numbers"), power: noF32Form("power", "an f32 log z's error grows by |w log z| in exp"), maximum: lexicographic(true),
   minimum: lexicographic(false), and: declined("and of complex numbers"), or: declined("or of complex numbers"),
   xor: declined("xor of complex numbers"), shiftLeft: declined("shift of complex numbers"),
   shiftRightArithmetic: declined("shift of complex numbers"), shiftRightLogical: declined("shift of complex numbers"),
-  atan2: interpreted("atan2"), clamp: interpreted("clamp"),
+  atan2: noF32Form("atan2", "x² + y² cancels in f32"), clamp: interpreted("clamp"),
   acos: interpreted("acos"), acosh: interpreted("acosh"), asin: interpreted("asin"), asinh: interpreted("asinh"),
   atan: interpreted("atan"), atanh: interpreted("atanh"), cosh: interpreted("cosh"), sinh: interpreted("sinh"),
   lgamma: interpreted("lgamma"), digamma: interpreted("digamma"), erfInv: interpreted("erf-inv"), erfc: interpreted("erfc"),

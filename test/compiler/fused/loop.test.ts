@@ -222,7 +222,7 @@ test("unsupported cases say why", () => {
   assert.ok(isDeclined(big) && /constant/.test(big.declined));
   const b = new XlaBuilder("cplx");
   const x = parameter(b, 0, arrayShape("c64", [4]));
-  // Complex add fuses (kernel/complex_ops.ts); complex exp runs on the interpreter.
+  // Complex add fuses (kernel/complex_ops.ts); complex exp runs on the interpreter on a target with f64 (an f32 form on WGSL).
   const k = emitFusionKernel(b.build(exp(x)), TARGET);
   assert.ok(isDeclined(k) && /complex exp/.test(k.declined));
 });
