@@ -403,50 +403,87 @@ static const xk_guard_api *xk_guard;
 /**
  * A split call balanced as it runs (the glue's, for kernels with a balance; also
  * bench/gemm_c_probe.ts's, so that it times the split the glue makes): each of `parts`
- * threads has a share of the units [begin, end), its static split's. A thread takes its
- * own share from the front a grain at a time (grains counted from unit 0: a packed
- * GEMM's chunk of columns, whose B block each call reads or packs once), then half of
- * what is left of another's from its back, in whole grains where more than one is left.
- * Where the kernel allows grains to be cut (B pre-packed and in L2, gemmBalance), a
- * thread's last grain is taken two thirds at a time, so that a thread done early finds
- * units to take, and another's units are taken half at a time whatever the grains.
- * Needs stdatomic.h and stdint.h, and XK_MAX_THREADS.
+ * threads has a share of the units [begin, end), at first its static split's. A thread
+ * takes pieces of its own share from the front a grain at a time (grains counted from
+ * unit 0: a packed GEMM's chunk of columns, whose B block each call reads or packs
+ * once); once its share is spent, it moves half of what is left of another's, from its
+ * back and in whole grains where more than one is left, into its own share, and goes on
+ * taking pieces of that. Moved, stolen units can be stolen back in turn: a thief that
+ * ran its whole steal as one piece left the owner, done first, idle for most of that
+ * piece (the MLP's second product, 10-15 us a call, 2026-12-01). Where the kernel allows
+ * grains to be cut (gemmBalance: a packed GEMM's B pre-packed and in L2, a streaming
+ * GEMM's runs of B's rows), a piece is at most half of what is left of the share, so
+ * that a thread done early finds units behind the piece the owner is in however late
+ * the owner is (two thirds of the last grain, and whole grains before it, left the MLP's
+ * faster thread idle 15-25 us a call), and units are stolen half at a time whatever the
+ * grains. Needs stdatomic.h and stdint.h, and XK_MAX_THREADS.
  */
 export const BALANCE = String.raw`
-/* Part q's share unclaimed between offsets front (the low 32 bits) and back (the high 32) from its first unit. */
+/* Part q's share: the units [begin + front, begin + back) not yet taken, front in the low 32 bits and back in the high 32. */
 typedef struct { int64_t begin, end, grain; int parts, cuts; _Atomic uint64_t share[XK_MAX_THREADS]; } xk_shares;
 
-/* The first unit of part q's share (its static split's). */
-static inline int64_t xk_share_first(const xk_shares *s, int q) { return s->begin + (s->end - s->begin) * q / s->parts; }
+/* The first unit of part q's static share, as an offset from begin. */
+static inline int64_t xk_share_first(const xk_shares *s, int q) { return (s->end - s->begin) * q / s->parts; }
 
-/* Units [begin, end) (fewer than 2^31) in parts shares, pieces of grain units (cuts: the last ones cut). */
+/* Units [begin, end) (fewer than 2^31) in parts shares, pieces of grain units (cuts: pieces within a grain). */
 static void xk_shares_init(xk_shares *s, int64_t begin, int64_t end, int parts, int64_t grain, int cuts) {
   s->begin = begin; s->end = end; s->parts = parts; s->grain = grain; s->cuts = cuts;
-  for (int q = 0; q < parts; q++) atomic_init(&s->share[q], (uint64_t)(xk_share_first(s, q + 1) - xk_share_first(s, q)) << 32);
+  for (int q = 0; q < parts; q++) atomic_init(&s->share[q], ((uint64_t)xk_share_first(s, q + 1) << 32) | (uint64_t)xk_share_first(s, q));
 }
 
-/* A piece of part q's share: from its front for its owner, else from its back. 0 when none is left; else 1 with the units [*b, *e). */
-static int xk_take(xk_shares *s, int q, int owner, int64_t *b, int64_t *e) {
-  int64_t lo = xk_share_first(s, q), g = s->grain;
-  uint64_t w = atomic_load_explicit(&s->share[q], memory_order_relaxed);
+/* A piece of part p's own share, from its front: 0 when none is left; else 1 with the units [*b, *e). */
+static int xk_take(xk_shares *s, int p, int64_t *b, int64_t *e) {
+  int64_t g = s->grain;
+  uint64_t w = atomic_load_explicit(&s->share[p], memory_order_relaxed);
   for (;;) {
-    int64_t front = (int64_t)(uint32_t)w, back = (int64_t)(w >> 32), left = back - front, cut;
+    int64_t front = (int64_t)(uint32_t)w, back = (int64_t)(w >> 32), left = back - front;
     if (left <= 0) return 0;
-    if (owner) {
-      /* To the next grain's start; in the last grain, two thirds of what is left where grains are cut. */
-      cut = ((lo + front) / g + 1) * g - lo;
-      if (cut >= back) cut = s->cuts ? front + (2 * left + 2) / 3 : back;
-    } else {
-      /* Half of what is left, from a grain's start where that leaves the owner any (else all of it), or cut anywhere. */
-      cut = back - (left + 1) / 2;
-      if (!s->cuts) { cut = ((lo + cut) / g) * g - lo; if (cut < front) cut = front; }
-    }
-    uint64_t next = owner ? ((w & ~(uint64_t)0xffffffffu) | (uint64_t)cut) : (((uint64_t)cut << 32) | (uint64_t)front);
-    if (atomic_compare_exchange_weak_explicit(&s->share[q], &w, next, memory_order_acq_rel, memory_order_relaxed)) {
-      *b = lo + (owner ? front : cut);
-      *e = lo + (owner ? cut : back);
+    /* To the next grain's start (offsets from begin: grains counted from unit 0 where begin is a grain's start); cut, at most half of what is left. */
+    int64_t cut = ((s->begin + front) / g + 1) * g - s->begin;
+    if (s->cuts && cut > front + (left + 1) / 2) cut = front + (left + 1) / 2;
+    if (cut > back) cut = back;
+    /* Thieves only lower back, so a failed exchange leaves this part's front where it was. */
+    if (atomic_compare_exchange_weak_explicit(&s->share[p], &w, (w & ~(uint64_t)0xffffffffu) | (uint64_t)cut, memory_order_acq_rel, memory_order_relaxed)) {
+      *b = s->begin + front;
+      *e = s->begin + cut;
       return 1;
     }
+  }
+}
+
+/* Part p, its own share spent, moves half of what is left of part q's (from its back; from a
+   grain's start where that leaves q any, else all of it, or cut anywhere) into its own: 1 when it moved any. */
+static int xk_steal(xk_shares *s, int p, int q) {
+  int64_t g = s->grain;
+  uint64_t w = atomic_load_explicit(&s->share[q], memory_order_relaxed);
+  for (;;) {
+    int64_t front = (int64_t)(uint32_t)w, back = (int64_t)(w >> 32), left = back - front;
+    if (left <= 0) return 0;
+    int64_t cut = back - (left + 1) / 2;
+    if (!s->cuts) { cut = ((s->begin + cut) / g) * g - s->begin; if (cut < front) cut = front; }
+    if (atomic_compare_exchange_weak_explicit(&s->share[q], &w, ((uint64_t)cut << 32) | (uint64_t)front, memory_order_acq_rel, memory_order_relaxed)) {
+      /* p's share is empty and only its owner fills it: no other thread takes from it until this store. */
+      atomic_store_explicit(&s->share[p], ((uint64_t)back << 32) | (uint64_t)cut, memory_order_release);
+      return 1;
+    }
+  }
+}
+
+/* Part p's work: pieces of its own share, run(ctx, b, e) each (nonzero: stop), then of what
+   it steals, until every share is spent (every share the call was cut into: the pool may
+   have run fewer parts than it was asked for). The shares it ran units of, a bit each. */
+static uint64_t xk_balanced_part(xk_shares *s, int p, int (*run)(void *ctx, int64_t b, int64_t e), void *ctx) {
+  uint64_t ran = 0;
+  int from = p;
+  for (;;) {
+    int64_t b, e;
+    while (xk_take(s, p, &b, &e)) {
+      if (from < 64) ran |= UINT64_C(1) << from;
+      if (run(ctx, b, e) != 0) return ran;
+    }
+    from = -1;
+    for (int i = 1; i < s->parts && from < 0; i++) if (xk_steal(s, p, (p + i) % s->parts)) from = (p + i) % s->parts;
+    if (from < 0) return ran;
   }
 }
 `;
@@ -572,6 +609,15 @@ static int xk_claim(_Atomic int *taken, int p, int parts, int *i, int *first, in
    are 32-bit: a call of 2^31 units or more keeps the static ranges. */
 static inline int xk_balances(const xk_entry *k, int64_t n) { return k->grain > 0 && n < (INT64_C(1) << 31); }
 
+/* One piece of a balanced call (xk_balanced_part's run): its kernel on [b, e), inside the guard; nonzero once it faulted. */
+typedef struct { const xk_entry *k; uint8_t *mem; const uint32_t *args; xk_fault *f; xk_part_trace *t; } xk_piece_ctx;
+static int xk_run_piece(void *ctx, int64_t b, int64_t e) {
+  xk_piece_ctx *c = (xk_piece_ctx *)ctx;
+  c->f->sig = xk_call(c->k, c->mem, c->args, b, e, &c->f->addr);
+  c->t->units += e - b;
+  return c->f->sig;
+}
+
 static void xk_job_part(void *ctx, int p, int parts) {
   xk_job *j = (xk_job *)ctx;
   const xk_entry *k = j->k;
@@ -583,17 +629,8 @@ static void xk_job_part(void *ctx, int p, int parts) {
   int64_t n = j->end - j->begin;
   xk_part_trace t = xk_trace_begin(j->t0);
   if (parts > 1 && xk_balances(k, n)) {
-    /* Its own share first, then the others' (the next part's first), every share the call was
-       cut into (the pool may have run fewer parts than it was asked for); the trace's bits: the
-       shares it ran units of. */
-    for (int s = 0; s < j->shares.parts && f.sig == 0; s++) {
-      int q = (p + s) % j->shares.parts;
-      int64_t b, e;
-      while (f.sig == 0 && xk_take(&j->shares, q, s == 0, &b, &e)) {
-        f.sig = xk_call(k, j->mem, args, b, e, &f.addr);
-        xk_trace_ran(&t, q, q, e - b);
-      }
-    }
+    xk_piece_ctx c = { k, j->mem, args, &f, &t };
+    t.ranges = (int64_t)xk_balanced_part(&j->shares, p, xk_run_piece, &c);
   }
   else while (f.sig == 0 && xk_claim(j->taken, p, parts, &i, &r, &last)) {
     int64_t b = j->begin + n * r / ranges, e = j->begin + n * (last + 1) / ranges;
