@@ -84,12 +84,16 @@ export interface GlueKernel {
  * SPLIT_RETRY_CALLS calls it measures again, as the machine's load changes. A split
  * trial in which no other thread ran any of the work (its threads had no core in time:
  * the calling thread then claims every range itself) measured no split and does not
- * count; until a split trial has counted, every SPLIT_UNSEEN_RETRY-th call tries the
- * split again. (Counted, such trials timed the split as the calling thread alone plus
- * the hand-off, and the kernel stayed alone for the next 4096 calls: at load 15,
- * GPT-2's decode at two threads ran its products of 768 x 3072 weights on one thread
- * for good after its first eight calls, 2026-12-01. A split the other threads miss
- * costs about the hand-off; one not tried where they would come costs half the call.)
+ * count; until SPLIT_TRIALS split trials have counted, every SPLIT_UNSEEN_RETRY-th call
+ * tries the split again. (Counted, such trials timed the split as the calling thread
+ * alone plus the hand-off, and the kernel stayed alone for the next 4096 calls: at load
+ * 15, GPT-2's decode at two threads ran its products of 768 x 3072 weights on one thread
+ * for good after its first eight calls, 2026-12-01. Until session 49 the retries stopped
+ * at the first split trial that counted, whose one time then stood against the best of
+ * four alone: the decode's first qkv and fc products stayed alone in a sitting where the
+ * pool's thread missed the first trials, 2026-12-01, XLATS_POOL_TRACE's trial lines. A
+ * split the other threads miss costs about the hand-off; one not tried where they would
+ * come costs half the call.)
  */
 export const MIN_PARALLEL_COST = 1 << 18;
 export const ALWAYS_PARALLEL_COST = 1 << 26;
@@ -523,7 +527,10 @@ typedef struct { int sig; void *addr; int part; } xk_fault;
    and ranges (a bit each; of a balanced call, xk_balances, the parts' shares it took
    units from) it ran and the core it ended on (-1: unknown); a part that did
    not start before the call closed reads all zeros. A timeline, where wall time alone
-   on a loaded machine says nothing (docs/benchmarks.md, session 43). */
+   on a loaded machine says nothing (docs/benchmarks.md, session 43). Also a line for
+   each runCalls (its groups, and the last one the pool is held awake for: -1, none) and
+   for each split trial that counts (xk_record: the kernel, alone or split, its time, and
+   the best times per 1024 units so far), so that a kernel left on one thread says why. */
 typedef struct { int64_t start, end, cpu, units, ranges, core; } xk_part_trace;
 static int xk_trace_on = -1;
 static inline int64_t xk_thread_cpu_ns(void) {
@@ -695,9 +702,9 @@ static int xk_decide(xk_split_stats *st, double cost, int parts, int *trial) {
   if (parts <= 1 || cost < ${MIN_PARALLEL_COST}.0) return 1;
   if (cost >= ${ALWAYS_PARALLEL_COST}.0) return parts;
   uint32_t phase = atomic_fetch_add_explicit(&st->calls, 1, memory_order_relaxed) % ${SPLIT_RETRY_CALLS};
-  if (phase == 0) { atomic_store_explicit(&st->best[0], INT64_MAX, memory_order_relaxed); atomic_store_explicit(&st->best[1], INT64_MAX, memory_order_relaxed); }
+  if (phase == 0) { atomic_store_explicit(&st->best[0], INT64_MAX, memory_order_relaxed); atomic_store_explicit(&st->best[1], INT64_MAX, memory_order_relaxed); atomic_store_explicit(&st->splits, 0, memory_order_relaxed); }
   if (phase < ${2 * SPLIT_TRIALS}) *trial = (int)(phase & 1);
-  else if (phase % ${SPLIT_UNSEEN_RETRY} == 0 && atomic_load_explicit(&st->best[1], memory_order_relaxed) == INT64_MAX) *trial = 1;
+  else if (phase % ${SPLIT_UNSEEN_RETRY} == 0 && atomic_load_explicit(&st->splits, memory_order_relaxed) < ${SPLIT_TRIALS}) *trial = 1;
   int split = *trial >= 0 ? *trial : atomic_load_explicit(&st->best[1], memory_order_relaxed) < atomic_load_explicit(&st->best[0], memory_order_relaxed);
   return split ? parts : 1;
 }
@@ -708,16 +715,19 @@ static int xk_would_split(xk_split_stats *st, double cost, int parts) {
   if (cost >= ${ALWAYS_PARALLEL_COST}.0) return 1;
   uint32_t phase = atomic_load_explicit(&st->calls, memory_order_relaxed) % ${SPLIT_RETRY_CALLS};
   if (phase < ${2 * SPLIT_TRIALS}) return 1;
-  if (phase % ${SPLIT_UNSEEN_RETRY} == 0 && atomic_load_explicit(&st->best[1], memory_order_relaxed) == INT64_MAX) return 1;
+  if (phase % ${SPLIT_UNSEEN_RETRY} == 0 && atomic_load_explicit(&st->splits, memory_order_relaxed) < ${SPLIT_TRIALS}) return 1;
   return atomic_load_explicit(&st->best[1], memory_order_relaxed) < atomic_load_explicit(&st->best[0], memory_order_relaxed);
 }
 
 /* A timed call's time, per unit (ns × 1024 / units), so that calls over part of the
    extent (a row group's blocks, the last one shorter) compare with whole ones. */
-static void xk_record(xk_split_stats *st, int trial, int64_t took, int64_t units) {
+static void xk_record(xk_split_stats *st, const char *name, int trial, int64_t took, int64_t units) {
   int64_t per = took * 1024 / (units > 0 ? units : 1);
   _Atomic int64_t *best = &st->best[trial];
   if (per < atomic_load_explicit(best, memory_order_relaxed)) atomic_store_explicit(best, per, memory_order_relaxed);
+  if (trial == 1) atomic_fetch_add_explicit(&st->splits, 1, memory_order_relaxed);
+  if (xk_trace_on > 0) fprintf(stderr, "xk_pool_trace trial %s %s %.1f us, best alone %.1f split %.1f (us per 1024 units)\n", name, trial ? "split" : "alone", took / 1e3,
+    atomic_load(&st->best[0]) / 1e3, atomic_load(&st->best[1]) / 1e3);
 }
 
 /* Checks a call of kernel k on units [begin, end), its buffers at pointers[0 .. buffers),
@@ -770,7 +780,7 @@ static int xk_checked_run(const xk_program_t *m, int32_t k, uint8_t *mem, size_t
     xk_fault f = xk_run(e, mem, pointers, scratch, begin, end, &parts, &helped);
     /* A trial counts when it ran as asked (the pool may have been busy with another
        caller), a split one when every other part ran some of the units. */
-    if (trial >= 0 && parts == asked && (trial == 0 || helped == parts - 1) && f.sig == 0) xk_record(&m->split[k], trial, xk_now_ns() - t0, end - begin);
+    if (trial >= 0 && parts == asked && (trial == 0 || helped == parts - 1) && f.sig == 0) xk_record(&m->split[k], e->name, trial, xk_now_ns() - t0, end - begin);
     if (f.sig != 0) {
       const char *what = f.sig == SIGSEGV ? "SIGSEGV (invalid memory access)" : f.sig == SIGBUS ? "SIGBUS (bus error)"
         : f.sig == SIGFPE ? "SIGFPE (arithmetic fault)" : "SIGILL (illegal instruction)";
@@ -990,6 +1000,8 @@ static napi_value xk_entry_run_calls(napi_env env, napi_callback_info info) {
   }
   at = 2;
   if (hold_until >= 0) xk_guard->hold(1);
+  if (xk_trace_on < 0) xk_trace_on = getenv("XLATS_POOL_TRACE") != NULL;
+  if (xk_trace_on) fprintf(stderr, "xk_pool_trace runCalls %u groups, held until group %lld\n", calls[1], (long long)hold_until);
   xk_group gr;
   gr.m = m; gr.mem = (uint8_t *)mem; gr.mem_length = mem_length; gr.scratch = scratch; gr.ns = ns; gr.times = times;
   for (uint32_t g = 0; g < calls[1]; g++) {
@@ -1025,7 +1037,7 @@ static napi_value xk_entry_run_calls(napi_env env, napi_callback_info info) {
       atomic_store(&gr.helped, 0);
       if (parts > 1) parts = xk_guard->parallel(xk_group_part, &gr, parts);
       else xk_group_part(&gr, 0, 1);
-      if (trial >= 0 && parts == asked && (trial == 0 || atomic_load(&gr.helped) == parts - 1) && atomic_load(&gr.status) == XK_OK) xk_record(&m->split[calls[first]], trial, xk_now_ns() - t0, rows);
+      if (trial >= 0 && parts == asked && (trial == 0 || atomic_load(&gr.helped) == parts - 1) && atomic_load(&gr.status) == XK_OK) xk_record(&m->split[calls[first]], m->table[calls[first]].name, trial, xk_now_ns() - t0, rows);
       if (xk_trace_on && parts > 1) xk_group_trace(&gr, parts);
       trial = -1;
       if (gr.spent != NULL) {
@@ -1043,7 +1055,7 @@ static napi_value xk_entry_run_calls(napi_env env, napi_callback_info info) {
         free(gr.spent);
       }
     }
-    if (trial >= 0 && atomic_load(&gr.status) == XK_OK) xk_record(&m->split[calls[first]], trial, xk_now_ns() - t0, rows);
+    if (trial >= 0 && atomic_load(&gr.status) == XK_OK) xk_record(&m->split[calls[first]], m->table[calls[first]].name, trial, xk_now_ns() - t0, rows);
     if (atomic_load(&gr.status) != XK_OK) {
       if (hold_until >= (int64_t)g) xk_guard->hold(0);
       calls[0] = (uint32_t)gr.failed_kernel;
@@ -1112,7 +1124,7 @@ NAPI_MODULE_INIT() {
 `;
 
 /** The version of what the glue and a program module agree on (SHARED_TYPES): the glue loads only program modules of its own version. */
-export const GLUE_ABI = "xlats-native-8";
+export const GLUE_ABI = "xlats-native-9";
 
 /**
  * What the glue and a program module agree on: a kernel's table entry, its split
@@ -1129,8 +1141,8 @@ typedef struct {
      share a thread), and whether a thread's last grain may be cut (BALANCE). */
   int64_t grain; int32_t cuts;
 } xk_entry;
-/* Each kernel's timings of the calling thread alone (best[0]) and split (best[1]), in ns. */
-typedef struct { _Atomic uint32_t calls; _Atomic int64_t best[2]; } xk_split_stats;
+/* Each kernel's timings of the calling thread alone (best[0]) and split (best[1]), in ns, and the split trials that counted since the last reset. */
+typedef struct { _Atomic uint32_t calls, splits; _Atomic int64_t best[2]; } xk_split_stats;
 typedef struct { const char *abi; int32_t count; const xk_entry *table; xk_split_stats *split; } xk_program_t;
 `;
 
