@@ -397,20 +397,17 @@ export interface GemmSchedule {
  * 10-25% slower per CPU second than the other, 2026-12-01, and a static half each left
  * the faster thread idle for that long). `grain`: units a piece keeps together where it
  * can, a "packed" kernel's row tiles of one chunk of columns, since every call reads (or
- * packs) the B block of each chunk it touches; for the streaming kernels ("streamB",
- * "rowDots"), a batch's chunks of columns, cut (pieces of at most half a share: a call's
- * columns are read as one run of each row of B, and the first piece keeps half the
- * share's run). They kept a static share each until session 49, and the decode's
- * GEMVs, bound by memory, ran one thread's half in 40-60% of the other's time
- * (2026-12-01, XLATS_POOL_TRACE), the first thread idle meanwhile. `cutsGrain`: pieces
- * may be cut within a grain; for "packed", into row tiles where B is pre-packed and a
+ * packs) the B block of each chunk it touches; 0 for the streaming kernels ("streamB",
+ * "rowDots": a call's columns are read as one run of B's rows, which pieces would cut
+ * short), which keep a static share each. `cutsGrain`: a thread's last chunk, and the
+ * units taken from another's, may be cut into pieces of row tiles: B pre-packed and a
  * chunk's B (all of k) at most the L2 it is planned for (schedule.caches; the Zen 5
  * measured: 1 MiB), so that the piece that reads it again finds it there. Cut so, GPT-2's
  * 128 x 3072 x 768 (a chunk's B 4.5 MiB) computed 7-10% less per thread-CPU-second at two
  * threads; B packed by each call would be packed again.
  */
 export function gemmBalance(schedule: GemmSchedule, prepackedB: boolean): SplitBalance {
-  if (schedule.kind === "streamB" || schedule.kind === "rowDots") return { grain: schedule.nChunks, cutsGrain: true };
+  if (schedule.kind !== "packed") return { grain: 0, cutsGrain: false };
   const { spec, chunk } = schedule;
   const chunkB = Math.min(chunk, spec.n) * spec.k * gemmElementBytes(spec.elementType);
   return { grain: Math.max(1, schedule.mTiles), cutsGrain: prepackedB && spec.k > 0 && chunkB <= schedule.caches.l2Bytes };

@@ -1,12 +1,11 @@
 // Run by gemm.test.ts in a fresh process with XLATS_POOL_TRACE set (the glue reads it
-// once per process), pinned or not: a product whose split threads balance the call as they
-// go, costly enough to be split whenever two threads are asked for (ALWAYS_PARALLEL_COST).
-// argv[3] "packed": the MLP's kind, 64 rows of A against B pre-packed, chunks cut into row
-// tiles (gemmBalance: B pre-packed, a chunk's B in L2); "stream": the decode's kind, four
-// rows of A against B streamed by rows, one batch's chunks of columns cut anywhere. Run
-// once on one thread, then `calls` (argv[2]) times over the pool's two threads. Prints the
-// kernel's units, grain and cost, and whether every split call gave the one-thread call's
-// bits; the glue prints each split call's timeline.
+// once per process), pinned or not: the MLP's kind of product, 64 rows of A against B
+// pre-packed, whose split threads balance the call as they go, cutting chunks into row tiles
+// (gemmBalance: B pre-packed, a chunk's B in L2), costly
+// enough to be split whenever two threads are asked for (ALWAYS_PARALLEL_COST). Run once
+// on one thread, then `calls` times over the pool's two threads. Prints the kernel's
+// units, grain and cost, and whether every split call gave the one-thread call's bits;
+// the glue prints each split call's timeline.
 
 import { emitGemmC } from "../../../src/compiler/native/gemm_c.js";
 import { MEASURED_CACHES, packB, type GemmSpec } from "../../../src/compiler/kernel/gemm_plan.js";
@@ -14,20 +13,14 @@ import { rng } from "../../support/prng.js";
 import { nativeCpu, runNativeCases } from "./gemm_harness.js";
 
 const calls = Number(process.argv[2] ?? "8");
-const kind = process.argv[3] ?? "packed";
-if (kind !== "packed" && kind !== "stream") throw new Error(`kind ${kind}: expected packed or stream`);
-const spec: GemmSpec = kind === "packed" ? { elementType: "f32", batch: 1, m: 64, n: 1024, k: 512 } : { elementType: "f32", batch: 1, m: 4, n: 4096, k: 2048 };
-// Blocked for the caches measured on (the packed chunks' B, 512 KiB, cut at an L2 of 512 KiB or more), whatever this machine's.
-const kernel = emitGemmC(spec, { ...nativeCpu(), caches: MEASURED_CACHES }, "balanced_split", undefined, kind === "packed");
+const spec: GemmSpec = { elementType: "f32", batch: 1, m: 64, n: 1024, k: 512 };
+// Blocked for the caches measured on (its chunks' B, 512 KiB, cut at an L2 of 512 KiB or more), whatever this machine's.
+const kernel = emitGemmC(spec, { ...nativeCpu(), caches: MEASURED_CACHES }, "balanced_split", undefined, true);
 if ("declined" in kernel) throw new Error(kernel.declined);
+if (kernel.packedOperand === undefined) throw new Error("B is not pre-packed");
 const random = rng(5);
 const a = new Float32Array(spec.m * spec.k).map(() => random() * 2 - 1);
-const plainB = new Float32Array(spec.k * spec.n).map(() => random() * 2 - 1);
-let b = plainB;
-if (kind === "packed") {
-  if (kernel.packedOperand === undefined) throw new Error("B is not pre-packed");
-  b = packB(plainB, kernel.packedOperand.layout);
-}
+const b = packB(new Float32Array(spec.k * spec.n).map(() => random() * 2 - 1), kernel.packedOperand.layout);
 const one = { kernel, operands: [a, b], resultBytes: [spec.m * spec.n * 4] };
 const results = runNativeCases([one, ...Array.from({ length: calls }, () => ({ ...one, threads: 2 }))], "native balanced split", [], true);
 const [want] = results[0]!;

@@ -399,35 +399,31 @@ test("native gemm: XLATS_POOL_TRACE prints each split call's parts, which ran ev
   }
 });
 
-test("native gemm: a balanced split (B pre-packed, or streamed) runs every unit once, on two cores or one, with one thread's bits", { skip }, (t) => {
-  // The MLP's kind of product and the decode's: their two threads take pieces of their
-  // shares, and move half of what is left of each other's into their own, as they go
-  // (gemmBalance). Unpinned, the threads share the units however the cores run them;
-  // pinned to one core at a real-time priority, the pool's thread never runs while the
-  // caller computes, so the caller takes its own share and then the other's, half of
-  // what is left at a time, piece by piece. Either way every unit must run exactly once:
-  // one skipped leaves C's NaN patterns (the bits differ), one run twice adds to the
-  // traced units.
+test("native gemm: a balanced split of few rows (B pre-packed) runs every unit once, on two cores or one, with one thread's bits", { skip }, (t) => {
+  // The MLP's kind of product: its two threads take pieces of their shares and of each
+  // other's as they go, down to row tiles (gemmBalance). Unpinned, the threads share the units however
+  // the cores run them; pinned to one core at a real-time priority, the pool's thread
+  // never runs while the caller computes, so the caller takes its own share and then
+  // the other's from its back, piece by piece. Either way every unit must run exactly
+  // once: one skipped leaves C's NaN patterns (the bits differ), one run twice adds to
+  // the traced units.
   const child = fileURLToPath(new URL("./balanced_split_child.js", import.meta.url));
   const pinned = ["taskset", "-c", "0", "chrt", "-f", "1"];
   const canPin = spawnSync(pinned[0]!, [...pinned.slice(1), "true"]).status === 0;
   if (!canPin) t.diagnostic("taskset or chrt -f is not available here: the pinned run is left out");
-  for (const kind of ["packed", "stream"]) {
-    for (const pin of canPin ? [false, true] : [false]) {
-      const command = pin ? [...pinned, process.execPath] : [process.execPath];
-      const r = spawnSync(command[0]!, [...command.slice(1), child, "8", kind], { env: { ...process.env, XLATS_POOL_TRACE: "1" }, encoding: "utf8", timeout: 120_000 });
-      assert.equal(r.status, 0, r.stderr);
-      const { units, grain, cuts, cost, same } = JSON.parse(r.stdout) as { units: number; grain: number; cuts: boolean; cost: number; same: boolean };
-      assert.ok(same, `${kind}: two threads gave other bits than one${pin ? " (pinned)" : ""}`);
-      // Packed: grains of row tiles, several a call; streamed: one batch's chunks, the whole call.
-      assert.ok(grain > 1 && cuts && cost >= ALWAYS_PARALLEL_COST && (kind === "packed" ? units >= 2 * grain : units === grain), `${kind}: grain ${grain}${cuts ? " (cut)" : ""}, cost ${cost}, ${units} units`);
-      const lines = r.stderr.split("\n").filter((l) => l.startsWith("xk_pool_trace balanced_split "));
-      assert.equal(lines.length, 8, r.stderr);
-      for (const line of lines) {
-        const parts = tracedParts(line, units, true);
-        // Pinned, the caller ran every unit, its own share's and the other's.
-        if (pin) assert.ok(parts[0]![5] === String(units) && parts[0]![6] === "3" && parts[1]![5] === "0", line);
-      }
+  for (const pin of canPin ? [false, true] : [false]) {
+    const command = pin ? [...pinned, process.execPath] : [process.execPath];
+    const r = spawnSync(command[0]!, [...command.slice(1), child, "8"], { env: { ...process.env, XLATS_POOL_TRACE: "1" }, encoding: "utf8", timeout: 120_000 });
+    assert.equal(r.status, 0, r.stderr);
+    const { units, grain, cuts, cost, same } = JSON.parse(r.stdout) as { units: number; grain: number; cuts: boolean; cost: number; same: boolean };
+    assert.ok(same, `two threads gave other bits than one${pin ? " (pinned)" : ""}`);
+    assert.ok(grain > 1 && cuts && cost >= ALWAYS_PARALLEL_COST && units >= 2 * grain, `grain ${grain}${cuts ? " (cut)" : ""}, cost ${cost}, ${units} units`);
+    const lines = r.stderr.split("\n").filter((l) => l.startsWith("xk_pool_trace balanced_split "));
+    assert.equal(lines.length, 8, r.stderr);
+    for (const line of lines) {
+      const parts = tracedParts(line, units, true);
+      // Pinned, the caller ran every unit, its own share's and the other's.
+      if (pin) assert.ok(parts[0]![5] === String(units) && parts[0]![6] === "3" && parts[1]![5] === "0", line);
     }
   }
 });
@@ -449,8 +445,7 @@ test("native gemm: a split trial no other thread helped does not count, and the 
   assert.ok(ok, "a product is wrong");
   assert.ok(cost >= MIN_PARALLEL_COST && cost < ALWAYS_PARALLEL_COST, `cost ${cost}: not a measured decision`);
   const lines = r.stderr.split("\n").filter((l) => l.startsWith("xk_pool_trace split_trial "));
-  // A streamed product's split is balanced (gemmBalance): the caller ran both shares.
-  for (const line of lines) assert.equal(tracedParts(line, units, true)[1]![5], "0", `the pool's thread ran units on the pinned core: ${line}`);
+  for (const line of lines) assert.equal(tracedParts(line, units)[1]![5], "0", `the pool's thread ran units on the pinned core: ${line}`);
   const retries = Math.floor((calls - 1) / SPLIT_UNSEEN_RETRY) - Math.floor((2 * SPLIT_TRIALS - 1) / SPLIT_UNSEEN_RETRY);
   assert.equal(lines.length, SPLIT_TRIALS + retries, r.stderr.slice(0, 2000));
 });
