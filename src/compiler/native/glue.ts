@@ -415,10 +415,9 @@ static const xk_guard_api *xk_guard;
  * taking pieces of that. Moved, stolen units can be stolen back in turn: a thief that
  * ran its whole steal as one piece left the owner, done first, idle for most of that
  * piece (the MLP's second product, 10-15 us a call, 2026-12-01). Where the kernel allows
- * grains to be cut (gemmBalance: a packed GEMM's B pre-packed and in L2, a streaming
- * GEMM's runs of B's rows), a piece is at most half of what is left of the share, so
- * that a thread done early finds units behind the piece the owner is in however late
- * the owner is (two thirds of the last grain, and whole grains before it, left the MLP's
+ * grains to be cut (gemmBalance: a packed GEMM's B pre-packed and in L2), a piece is at
+ * most half of what is left of the share, so that a thread done early finds units
+ * behind the piece the owner is in however late the owner is (two thirds of the last grain, and whole grains before it, left the MLP's
  * faster thread idle 15-25 us a call), and units are stolen half at a time whatever the
  * grains. Needs stdatomic.h and stdint.h, and XK_MAX_THREADS.
  */
