@@ -417,9 +417,10 @@ static const xk_guard_api *xk_guard;
  * piece (the MLP's second product, 10-15 us a call, 2026-12-01). Where the kernel allows
  * grains to be cut (gemmBalance: a packed GEMM's B pre-packed and in L2), a piece is at
  * most half of what is left of the share, so that a thread done early finds units
- * behind the piece the owner is in however late the owner is (two thirds of the last grain, and whole grains before it, left the MLP's
- * faster thread idle 15-25 us a call), and units are stolen half at a time whatever the
- * grains. Needs stdatomic.h and stdint.h, and XK_MAX_THREADS.
+ * behind the piece the owner is in however late the owner is (two thirds of the last
+ * grain, and whole grains before it, left the MLP's faster thread idle 15-25 us a call),
+ * and units are stolen half at a time whatever the grains. Needs stdatomic.h and
+ * stdint.h, and XK_MAX_THREADS.
  */
 export const BALANCE = String.raw`
 /* Part q's share: the units [begin + front, begin + back) not yet taken, front in the low 32 bits and back in the high 32. */
@@ -434,17 +435,22 @@ static void xk_shares_init(xk_shares *s, int64_t begin, int64_t end, int parts, 
   for (int q = 0; q < parts; q++) atomic_init(&s->share[q], ((uint64_t)xk_share_first(s, q + 1) << 32) | (uint64_t)xk_share_first(s, q));
 }
 
+/* Where a piece from unit offset front of a share ending at back ends: the next grain's start
+   (offsets from begin: grains counted from unit 0 where begin is a grain's start); where grains
+   are cut, at most half of what is left. */
+static inline int64_t xk_piece_end(const xk_shares *s, int64_t front, int64_t back) {
+  int64_t cut = ((s->begin + front) / s->grain + 1) * s->grain - s->begin, left = back - front;
+  if (s->cuts && cut > front + (left + 1) / 2) cut = front + (left + 1) / 2;
+  return cut < back ? cut : back;
+}
+
 /* A piece of part p's own share, from its front: 0 when none is left; else 1 with the units [*b, *e). */
 static int xk_take(xk_shares *s, int p, int64_t *b, int64_t *e) {
-  int64_t g = s->grain;
   uint64_t w = atomic_load_explicit(&s->share[p], memory_order_relaxed);
   for (;;) {
-    int64_t front = (int64_t)(uint32_t)w, back = (int64_t)(w >> 32), left = back - front;
-    if (left <= 0) return 0;
-    /* To the next grain's start (offsets from begin: grains counted from unit 0 where begin is a grain's start); cut, at most half of what is left. */
-    int64_t cut = ((s->begin + front) / g + 1) * g - s->begin;
-    if (s->cuts && cut > front + (left + 1) / 2) cut = front + (left + 1) / 2;
-    if (cut > back) cut = back;
+    int64_t front = (int64_t)(uint32_t)w, back = (int64_t)(w >> 32);
+    if (back <= front) return 0;
+    int64_t cut = xk_piece_end(s, front, back);
     /* Thieves only lower back, so a failed exchange leaves this part's front where it was. */
     if (atomic_compare_exchange_weak_explicit(&s->share[p], &w, (w & ~(uint64_t)0xffffffffu) | (uint64_t)cut, memory_order_acq_rel, memory_order_relaxed)) {
       *b = s->begin + front;
@@ -455,8 +461,10 @@ static int xk_take(xk_shares *s, int p, int64_t *b, int64_t *e) {
 }
 
 /* Part p, its own share spent, moves half of what is left of part q's (from its back; from a
-   grain's start where that leaves q any, else all of it, or cut anywhere) into its own: 1 when it moved any. */
-static int xk_steal(xk_shares *s, int p, int q) {
+   grain's start where that leaves q any, else all of it, or cut anywhere) into its own, less
+   the first piece, which it returns in [*b, *e) to run at once (so that every steal runs
+   units: moved units are never only passed back and forth): 1 when it moved any. */
+static int xk_steal(xk_shares *s, int p, int q, int64_t *b, int64_t *e) {
   int64_t g = s->grain;
   uint64_t w = atomic_load_explicit(&s->share[q], memory_order_relaxed);
   for (;;) {
@@ -465,8 +473,11 @@ static int xk_steal(xk_shares *s, int p, int q) {
     int64_t cut = back - (left + 1) / 2;
     if (!s->cuts) { cut = ((s->begin + cut) / g) * g - s->begin; if (cut < front) cut = front; }
     if (atomic_compare_exchange_weak_explicit(&s->share[q], &w, ((uint64_t)cut << 32) | (uint64_t)front, memory_order_acq_rel, memory_order_relaxed)) {
+      int64_t piece = xk_piece_end(s, cut, back);
       /* p's share is empty and only its owner fills it: no other thread takes from it until this store. */
-      atomic_store_explicit(&s->share[p], ((uint64_t)back << 32) | (uint64_t)cut, memory_order_release);
+      atomic_store_explicit(&s->share[p], ((uint64_t)back << 32) | (uint64_t)piece, memory_order_release);
+      *b = s->begin + cut;
+      *e = s->begin + piece;
       return 1;
     }
   }
@@ -477,16 +488,18 @@ static int xk_steal(xk_shares *s, int p, int q) {
    have run fewer parts than it was asked for). The shares it ran units of, a bit each. */
 static uint64_t xk_balanced_part(xk_shares *s, int p, int (*run)(void *ctx, int64_t b, int64_t e), void *ctx) {
   uint64_t ran = 0;
-  int from = p;
+  int64_t b, e;
+  while (xk_take(s, p, &b, &e)) {
+    if (p < 64) ran |= UINT64_C(1) << p;
+    if (run(ctx, b, e) != 0) return ran;
+  }
   for (;;) {
-    int64_t b, e;
-    while (xk_take(s, p, &b, &e)) {
-      if (from < 64) ran |= UINT64_C(1) << from;
-      if (run(ctx, b, e) != 0) return ran;
-    }
-    from = -1;
-    for (int i = 1; i < s->parts && from < 0; i++) if (xk_steal(s, p, (p + i) % s->parts)) from = (p + i) % s->parts;
+    int from = -1;
+    for (int i = 1; i < s->parts && from < 0; i++) if (xk_steal(s, p, (p + i) % s->parts, &b, &e)) from = (p + i) % s->parts;
     if (from < 0) return ran;
+    if (from < 64) ran |= UINT64_C(1) << from;
+    if (run(ctx, b, e) != 0) return ran;
+    while (xk_take(s, p, &b, &e)) if (run(ctx, b, e) != 0) return ran;
   }
 }
 `;
