@@ -173,11 +173,12 @@ static Part second;
 static int coldCalls = ${cold ? 1 : 0};
 static _Atomic int handed, ready, started, finished;
 static void spinUntil(_Atomic int *x, int v) { for (int i = 1; atomic_load(x) != v; i++) { _mm_pause(); if (i % 256 == 0) sched_yield(); } }
+static int runPiece(void *ctx, int64_t b, int64_t e) { Part *p = (Part *)ctx; p->f(p->a, p->b, p->c, p->s, b, e); return 0; }
 static void runPart(Part *p) {
   double t0 = cpuSeconds();
   if (p->grain > 0) {
-    /* As the glue's parts: its own share's pieces, then the other's. */
-    for (int s = 0; s < 2; s++) { int64_t b, e; while (xk_take(&shares, (p->index + s) % 2, s == 0, &b, &e)) p->f(p->a, p->b, p->c, p->s, b, e); }
+    /* As the glue's parts: its own share's pieces, then what it steals of the other's. */
+    xk_balanced_part(&shares, p->index, runPiece, p);
   } else if (p->begin < p->end) p->f(p->a, p->b, p->c, p->s, p->begin, p->end);
   p->cpu = cpuSeconds() - t0;
 }

@@ -385,7 +385,11 @@ export interface GemmSchedule {
  * can, a "packed" kernel's row tiles of one chunk of columns, since every call reads (or
  * packs) the B block of each chunk it touches; 0 for the streaming kernels ("streamB",
  * "rowDots": a call's columns are read as one run of B's rows, which pieces would cut
- * short), which keep a static share each. `cutsGrain`: a thread's last chunk, and the
+ * short), which keep a static share each (balanced in pieces of at most half a share,
+ * session 49, the decode's three shapes split 1.39-1.65x faster than one thread with B
+ * warm, against 1.50-1.73x in static halves, medians of four runs of
+ * bench/gemm_c_probe.js threads=2 at load 10-12; only with B cold was the balance
+ * ahead). `cutsGrain`: a thread's last chunk, and the
  * units taken from another's, may be cut into pieces of row tiles: B pre-packed and a
  * chunk's B (all of k) at most the L2 it is planned for (schedule.caches; the Zen 5
  * measured: 1 MiB), so that the piece that reads it again finds it there. Cut so, GPT-2's

@@ -84,12 +84,16 @@ export interface GlueKernel {
  * SPLIT_RETRY_CALLS calls it measures again, as the machine's load changes. A split
  * trial in which no other thread ran any of the work (its threads had no core in time:
  * the calling thread then claims every range itself) measured no split and does not
- * count; until a split trial has counted, every SPLIT_UNSEEN_RETRY-th call tries the
- * split again. (Counted, such trials timed the split as the calling thread alone plus
- * the hand-off, and the kernel stayed alone for the next 4096 calls: at load 15,
- * GPT-2's decode at two threads ran its products of 768 x 3072 weights on one thread
- * for good after its first eight calls, 2026-12-01. A split the other threads miss
- * costs about the hand-off; one not tried where they would come costs half the call.)
+ * count; until SPLIT_TRIALS split trials have counted, every SPLIT_UNSEEN_RETRY-th call
+ * tries the split again. (Counted, such trials timed the split as the calling thread
+ * alone plus the hand-off, and the kernel stayed alone for the next 4096 calls: at load
+ * 15, GPT-2's decode at two threads ran its products of 768 x 3072 weights on one thread
+ * for good after its first eight calls, 2026-12-01. Until session 49 the retries stopped
+ * at the first split trial that counted, whose one time then stood against the best of
+ * four alone: the decode's first qkv and fc products stayed alone in a sitting where the
+ * pool's thread missed the first trials, 2026-12-01, XLATS_POOL_TRACE's trial lines. A
+ * split the other threads miss costs about the hand-off; one not tried where they would
+ * come costs half the call.)
  */
 export const MIN_PARALLEL_COST = 1 << 18;
 export const ALWAYS_PARALLEL_COST = 1 << 26;
@@ -403,50 +407,99 @@ static const xk_guard_api *xk_guard;
 /**
  * A split call balanced as it runs (the glue's, for kernels with a balance; also
  * bench/gemm_c_probe.ts's, so that it times the split the glue makes): each of `parts`
- * threads has a share of the units [begin, end), its static split's. A thread takes its
- * own share from the front a grain at a time (grains counted from unit 0: a packed
- * GEMM's chunk of columns, whose B block each call reads or packs once), then half of
- * what is left of another's from its back, in whole grains where more than one is left.
- * Where the kernel allows grains to be cut (B pre-packed and in L2, gemmBalance), a
- * thread's last grain is taken two thirds at a time, so that a thread done early finds
- * units to take, and another's units are taken half at a time whatever the grains.
- * Needs stdatomic.h and stdint.h, and XK_MAX_THREADS.
+ * threads has a share of the units [begin, end), at first its static split's. A thread
+ * takes pieces of its own share from the front a grain at a time (grains counted from
+ * unit 0: a packed GEMM's chunk of columns, whose B block each call reads or packs
+ * once); once its share is spent, it moves half of what is left of another's, from its
+ * back and in whole grains where more than one is left, into its own share, and goes on
+ * taking pieces of that. Moved, stolen units can be stolen back in turn: a thief that
+ * ran its whole steal as one piece left the owner, done first, idle for most of that
+ * piece (the MLP's second product, 10-15 us a call, 2026-12-01). Where the kernel allows
+ * grains to be cut (gemmBalance: a packed GEMM's B pre-packed and in L2), a piece is at
+ * most half of what is left of the share, so that a thread done early finds units
+ * behind the piece the owner is in however late the owner is (two thirds of the last
+ * grain, and whole grains before it, left the MLP's faster thread idle 15-25 us a call),
+ * and units are stolen half at a time whatever the grains. Needs stdatomic.h and
+ * stdint.h, and XK_MAX_THREADS.
  */
 export const BALANCE = String.raw`
-/* Part q's share unclaimed between offsets front (the low 32 bits) and back (the high 32) from its first unit. */
+/* Part q's share: the units [begin + front, begin + back) not yet taken, front in the low 32 bits and back in the high 32. */
 typedef struct { int64_t begin, end, grain; int parts, cuts; _Atomic uint64_t share[XK_MAX_THREADS]; } xk_shares;
 
-/* The first unit of part q's share (its static split's). */
-static inline int64_t xk_share_first(const xk_shares *s, int q) { return s->begin + (s->end - s->begin) * q / s->parts; }
+/* The first unit of part q's static share, as an offset from begin. */
+static inline int64_t xk_share_first(const xk_shares *s, int q) { return (s->end - s->begin) * q / s->parts; }
 
-/* Units [begin, end) (fewer than 2^31) in parts shares, pieces of grain units (cuts: the last ones cut). */
+/* Units [begin, end) (fewer than 2^31) in parts shares, pieces of grain units (cuts: pieces within a grain). */
 static void xk_shares_init(xk_shares *s, int64_t begin, int64_t end, int parts, int64_t grain, int cuts) {
   s->begin = begin; s->end = end; s->parts = parts; s->grain = grain; s->cuts = cuts;
-  for (int q = 0; q < parts; q++) atomic_init(&s->share[q], (uint64_t)(xk_share_first(s, q + 1) - xk_share_first(s, q)) << 32);
+  for (int q = 0; q < parts; q++) atomic_init(&s->share[q], ((uint64_t)xk_share_first(s, q + 1) << 32) | (uint64_t)xk_share_first(s, q));
 }
 
-/* A piece of part q's share: from its front for its owner, else from its back. 0 when none is left; else 1 with the units [*b, *e). */
-static int xk_take(xk_shares *s, int q, int owner, int64_t *b, int64_t *e) {
-  int64_t lo = xk_share_first(s, q), g = s->grain;
-  uint64_t w = atomic_load_explicit(&s->share[q], memory_order_relaxed);
+/* Where a piece from unit offset front of a share ending at back ends: the next grain's start
+   (offsets from begin: grains counted from unit 0 where begin is a grain's start); where grains
+   are cut, at most half of what is left. */
+static inline int64_t xk_piece_end(const xk_shares *s, int64_t front, int64_t back) {
+  int64_t cut = ((s->begin + front) / s->grain + 1) * s->grain - s->begin, left = back - front;
+  if (s->cuts && cut > front + (left + 1) / 2) cut = front + (left + 1) / 2;
+  return cut < back ? cut : back;
+}
+
+/* A piece of part p's own share, from its front: 0 when none is left; else 1 with the units [*b, *e). */
+static int xk_take(xk_shares *s, int p, int64_t *b, int64_t *e) {
+  uint64_t w = atomic_load_explicit(&s->share[p], memory_order_relaxed);
   for (;;) {
-    int64_t front = (int64_t)(uint32_t)w, back = (int64_t)(w >> 32), left = back - front, cut;
-    if (left <= 0) return 0;
-    if (owner) {
-      /* To the next grain's start; in the last grain, two thirds of what is left where grains are cut. */
-      cut = ((lo + front) / g + 1) * g - lo;
-      if (cut >= back) cut = s->cuts ? front + (2 * left + 2) / 3 : back;
-    } else {
-      /* Half of what is left, from a grain's start where that leaves the owner any (else all of it), or cut anywhere. */
-      cut = back - (left + 1) / 2;
-      if (!s->cuts) { cut = ((lo + cut) / g) * g - lo; if (cut < front) cut = front; }
-    }
-    uint64_t next = owner ? ((w & ~(uint64_t)0xffffffffu) | (uint64_t)cut) : (((uint64_t)cut << 32) | (uint64_t)front);
-    if (atomic_compare_exchange_weak_explicit(&s->share[q], &w, next, memory_order_acq_rel, memory_order_relaxed)) {
-      *b = lo + (owner ? front : cut);
-      *e = lo + (owner ? cut : back);
+    int64_t front = (int64_t)(uint32_t)w, back = (int64_t)(w >> 32);
+    if (back <= front) return 0;
+    int64_t cut = xk_piece_end(s, front, back);
+    /* Thieves only lower back, so a failed exchange leaves this part's front where it was. */
+    if (atomic_compare_exchange_weak_explicit(&s->share[p], &w, (w & ~(uint64_t)0xffffffffu) | (uint64_t)cut, memory_order_acq_rel, memory_order_relaxed)) {
+      *b = s->begin + front;
+      *e = s->begin + cut;
       return 1;
     }
+  }
+}
+
+/* Part p, its own share spent, moves half of what is left of part q's (from its back; from a
+   grain's start where that leaves q any, else all of it, or cut anywhere) into its own, less
+   the first piece, which it returns in [*b, *e) to run at once (so that every steal runs
+   units: moved units are never only passed back and forth): 1 when it moved any. */
+static int xk_steal(xk_shares *s, int p, int q, int64_t *b, int64_t *e) {
+  int64_t g = s->grain;
+  uint64_t w = atomic_load_explicit(&s->share[q], memory_order_relaxed);
+  for (;;) {
+    int64_t front = (int64_t)(uint32_t)w, back = (int64_t)(w >> 32), left = back - front;
+    if (left <= 0) return 0;
+    int64_t cut = back - (left + 1) / 2;
+    if (!s->cuts) { cut = ((s->begin + cut) / g) * g - s->begin; if (cut < front) cut = front; }
+    if (atomic_compare_exchange_weak_explicit(&s->share[q], &w, ((uint64_t)cut << 32) | (uint64_t)front, memory_order_acq_rel, memory_order_relaxed)) {
+      int64_t piece = xk_piece_end(s, cut, back);
+      /* p's share is empty and only its owner fills it: no other thread takes from it until this store. */
+      atomic_store_explicit(&s->share[p], ((uint64_t)back << 32) | (uint64_t)piece, memory_order_release);
+      *b = s->begin + cut;
+      *e = s->begin + piece;
+      return 1;
+    }
+  }
+}
+
+/* Part p's work: pieces of its own share, run(ctx, b, e) each (nonzero: stop), then of what
+   it steals, until every share is spent (every share the call was cut into: the pool may
+   have run fewer parts than it was asked for). The shares it ran units of, a bit each. */
+static uint64_t xk_balanced_part(xk_shares *s, int p, int (*run)(void *ctx, int64_t b, int64_t e), void *ctx) {
+  uint64_t ran = 0;
+  int64_t b, e;
+  while (xk_take(s, p, &b, &e)) {
+    if (p < 64) ran |= UINT64_C(1) << p;
+    if (run(ctx, b, e) != 0) return ran;
+  }
+  for (;;) {
+    int from = -1;
+    for (int i = 1; i < s->parts && from < 0; i++) if (xk_steal(s, p, (p + i) % s->parts, &b, &e)) from = (p + i) % s->parts;
+    if (from < 0) return ran;
+    if (from < 64) ran |= UINT64_C(1) << from;
+    if (run(ctx, b, e) != 0) return ran;
+    while (xk_take(s, p, &b, &e)) if (run(ctx, b, e) != 0) return ran;
   }
 }
 `;
@@ -486,7 +539,10 @@ typedef struct { int sig; void *addr; int part; } xk_fault;
    and ranges (a bit each; of a balanced call, xk_balances, the parts' shares it took
    units from) it ran and the core it ended on (-1: unknown); a part that did
    not start before the call closed reads all zeros. A timeline, where wall time alone
-   on a loaded machine says nothing (docs/benchmarks_history.md, session 43). */
+   on a loaded machine says nothing (docs/benchmarks_history.md, session 43). Also a line for
+   each runCalls (its groups, and the last one the pool is held awake for: -1, none) and
+   for each split trial that counts (xk_record: the kernel, alone or split, its time, and
+   the best times per 1024 units so far), so that a kernel left on one thread says why. */
 typedef struct { int64_t start, end, cpu, units, ranges, core; } xk_part_trace;
 static int xk_trace_on = -1;
 static inline int64_t xk_thread_cpu_ns(void) {
@@ -572,6 +628,15 @@ static int xk_claim(_Atomic int *taken, int p, int parts, int *i, int *first, in
    are 32-bit: a call of 2^31 units or more keeps the static ranges. */
 static inline int xk_balances(const xk_entry *k, int64_t n) { return k->grain > 0 && n < (INT64_C(1) << 31); }
 
+/* One piece of a balanced call (xk_balanced_part's run): its kernel on [b, e), inside the guard; nonzero once it faulted. */
+typedef struct { const xk_entry *k; uint8_t *mem; const uint32_t *args; xk_fault *f; xk_part_trace *t; } xk_piece_ctx;
+static int xk_run_piece(void *ctx, int64_t b, int64_t e) {
+  xk_piece_ctx *c = (xk_piece_ctx *)ctx;
+  c->f->sig = xk_call(c->k, c->mem, c->args, b, e, &c->f->addr);
+  c->t->units += e - b;
+  return c->f->sig;
+}
+
 static void xk_job_part(void *ctx, int p, int parts) {
   xk_job *j = (xk_job *)ctx;
   const xk_entry *k = j->k;
@@ -583,17 +648,8 @@ static void xk_job_part(void *ctx, int p, int parts) {
   int64_t n = j->end - j->begin;
   xk_part_trace t = xk_trace_begin(j->t0);
   if (parts > 1 && xk_balances(k, n)) {
-    /* Its own share first, then the others' (the next part's first), every share the call was
-       cut into (the pool may have run fewer parts than it was asked for); the trace's bits: the
-       shares it ran units of. */
-    for (int s = 0; s < j->shares.parts && f.sig == 0; s++) {
-      int q = (p + s) % j->shares.parts;
-      int64_t b, e;
-      while (f.sig == 0 && xk_take(&j->shares, q, s == 0, &b, &e)) {
-        f.sig = xk_call(k, j->mem, args, b, e, &f.addr);
-        xk_trace_ran(&t, q, q, e - b);
-      }
-    }
+    xk_piece_ctx c = { k, j->mem, args, &f, &t };
+    t.ranges = (int64_t)xk_balanced_part(&j->shares, p, xk_run_piece, &c);
   }
   else while (f.sig == 0 && xk_claim(j->taken, p, parts, &i, &r, &last)) {
     int64_t b = j->begin + n * r / ranges, e = j->begin + n * (last + 1) / ranges;
@@ -658,9 +714,9 @@ static int xk_decide(xk_split_stats *st, double cost, int parts, int *trial) {
   if (parts <= 1 || cost < ${MIN_PARALLEL_COST}.0) return 1;
   if (cost >= ${ALWAYS_PARALLEL_COST}.0) return parts;
   uint32_t phase = atomic_fetch_add_explicit(&st->calls, 1, memory_order_relaxed) % ${SPLIT_RETRY_CALLS};
-  if (phase == 0) { atomic_store_explicit(&st->best[0], INT64_MAX, memory_order_relaxed); atomic_store_explicit(&st->best[1], INT64_MAX, memory_order_relaxed); }
+  if (phase == 0) { atomic_store_explicit(&st->best[0], INT64_MAX, memory_order_relaxed); atomic_store_explicit(&st->best[1], INT64_MAX, memory_order_relaxed); atomic_store_explicit(&st->splits, 0, memory_order_relaxed); }
   if (phase < ${2 * SPLIT_TRIALS}) *trial = (int)(phase & 1);
-  else if (phase % ${SPLIT_UNSEEN_RETRY} == 0 && atomic_load_explicit(&st->best[1], memory_order_relaxed) == INT64_MAX) *trial = 1;
+  else if (phase % ${SPLIT_UNSEEN_RETRY} == 0 && atomic_load_explicit(&st->splits, memory_order_relaxed) < ${SPLIT_TRIALS}) *trial = 1;
   int split = *trial >= 0 ? *trial : atomic_load_explicit(&st->best[1], memory_order_relaxed) < atomic_load_explicit(&st->best[0], memory_order_relaxed);
   return split ? parts : 1;
 }
@@ -671,16 +727,19 @@ static int xk_would_split(xk_split_stats *st, double cost, int parts) {
   if (cost >= ${ALWAYS_PARALLEL_COST}.0) return 1;
   uint32_t phase = atomic_load_explicit(&st->calls, memory_order_relaxed) % ${SPLIT_RETRY_CALLS};
   if (phase < ${2 * SPLIT_TRIALS}) return 1;
-  if (phase % ${SPLIT_UNSEEN_RETRY} == 0 && atomic_load_explicit(&st->best[1], memory_order_relaxed) == INT64_MAX) return 1;
+  if (phase % ${SPLIT_UNSEEN_RETRY} == 0 && atomic_load_explicit(&st->splits, memory_order_relaxed) < ${SPLIT_TRIALS}) return 1;
   return atomic_load_explicit(&st->best[1], memory_order_relaxed) < atomic_load_explicit(&st->best[0], memory_order_relaxed);
 }
 
 /* A timed call's time, per unit (ns × 1024 / units), so that calls over part of the
    extent (a row group's blocks, the last one shorter) compare with whole ones. */
-static void xk_record(xk_split_stats *st, int trial, int64_t took, int64_t units) {
+static void xk_record(xk_split_stats *st, const char *name, int trial, int64_t took, int64_t units) {
   int64_t per = took * 1024 / (units > 0 ? units : 1);
   _Atomic int64_t *best = &st->best[trial];
   if (per < atomic_load_explicit(best, memory_order_relaxed)) atomic_store_explicit(best, per, memory_order_relaxed);
+  if (trial == 1) atomic_fetch_add_explicit(&st->splits, 1, memory_order_relaxed);
+  if (xk_trace_on > 0) fprintf(stderr, "xk_pool_trace trial %s %s %.1f us, best alone %.1f split %.1f (us per 1024 units)\n", name, trial ? "split" : "alone", took / 1e3,
+    atomic_load(&st->best[0]) / 1e3, atomic_load(&st->best[1]) / 1e3);
 }
 
 /* Checks a call of kernel k on units [begin, end), its buffers at pointers[0 .. buffers),
@@ -733,7 +792,7 @@ static int xk_checked_run(const xk_program_t *m, int32_t k, uint8_t *mem, size_t
     xk_fault f = xk_run(e, mem, pointers, scratch, begin, end, &parts, &helped);
     /* A trial counts when it ran as asked (the pool may have been busy with another
        caller), a split one when every other part ran some of the units. */
-    if (trial >= 0 && parts == asked && (trial == 0 || helped == parts - 1) && f.sig == 0) xk_record(&m->split[k], trial, xk_now_ns() - t0, end - begin);
+    if (trial >= 0 && parts == asked && (trial == 0 || helped == parts - 1) && f.sig == 0) xk_record(&m->split[k], e->name, trial, xk_now_ns() - t0, end - begin);
     if (f.sig != 0) {
       const char *what = f.sig == SIGSEGV ? "SIGSEGV (invalid memory access)" : f.sig == SIGBUS ? "SIGBUS (bus error)"
         : f.sig == SIGFPE ? "SIGFPE (arithmetic fault)" : "SIGILL (illegal instruction)";
@@ -953,6 +1012,8 @@ static napi_value xk_entry_run_calls(napi_env env, napi_callback_info info) {
   }
   at = 2;
   if (hold_until >= 0) xk_guard->hold(1);
+  if (xk_trace_on < 0) xk_trace_on = getenv("XLATS_POOL_TRACE") != NULL;
+  if (xk_trace_on) fprintf(stderr, "xk_pool_trace runCalls %u groups, held until group %lld\n", calls[1], (long long)hold_until);
   xk_group gr;
   gr.m = m; gr.mem = (uint8_t *)mem; gr.mem_length = mem_length; gr.scratch = scratch; gr.ns = ns; gr.times = times;
   for (uint32_t g = 0; g < calls[1]; g++) {
@@ -988,7 +1049,7 @@ static napi_value xk_entry_run_calls(napi_env env, napi_callback_info info) {
       atomic_store(&gr.helped, 0);
       if (parts > 1) parts = xk_guard->parallel(xk_group_part, &gr, parts);
       else xk_group_part(&gr, 0, 1);
-      if (trial >= 0 && parts == asked && (trial == 0 || atomic_load(&gr.helped) == parts - 1) && atomic_load(&gr.status) == XK_OK) xk_record(&m->split[calls[first]], trial, xk_now_ns() - t0, rows);
+      if (trial >= 0 && parts == asked && (trial == 0 || atomic_load(&gr.helped) == parts - 1) && atomic_load(&gr.status) == XK_OK) xk_record(&m->split[calls[first]], m->table[calls[first]].name, trial, xk_now_ns() - t0, rows);
       if (xk_trace_on && parts > 1) xk_group_trace(&gr, parts);
       trial = -1;
       if (gr.spent != NULL) {
@@ -1006,7 +1067,7 @@ static napi_value xk_entry_run_calls(napi_env env, napi_callback_info info) {
         free(gr.spent);
       }
     }
-    if (trial >= 0 && atomic_load(&gr.status) == XK_OK) xk_record(&m->split[calls[first]], trial, xk_now_ns() - t0, rows);
+    if (trial >= 0 && atomic_load(&gr.status) == XK_OK) xk_record(&m->split[calls[first]], m->table[calls[first]].name, trial, xk_now_ns() - t0, rows);
     if (atomic_load(&gr.status) != XK_OK) {
       if (hold_until >= (int64_t)g) xk_guard->hold(0);
       calls[0] = (uint32_t)gr.failed_kernel;
@@ -1075,7 +1136,7 @@ NAPI_MODULE_INIT() {
 `;
 
 /** The version of what the glue and a program module agree on (SHARED_TYPES): the glue loads only program modules of its own version. */
-export const GLUE_ABI = "xlats-native-8";
+export const GLUE_ABI = "xlats-native-9";
 
 /**
  * What the glue and a program module agree on: a kernel's table entry, its split
@@ -1092,8 +1153,8 @@ typedef struct {
      share a thread), and whether a thread's last grain may be cut (BALANCE). */
   int64_t grain; int32_t cuts;
 } xk_entry;
-/* Each kernel's timings of the calling thread alone (best[0]) and split (best[1]), in ns. */
-typedef struct { _Atomic uint32_t calls; _Atomic int64_t best[2]; } xk_split_stats;
+/* Each kernel's timings of the calling thread alone (best[0]) and split (best[1]), in ns, and the split trials that counted since the last reset. */
+typedef struct { _Atomic uint32_t calls, splits; _Atomic int64_t best[2]; } xk_split_stats;
 typedef struct { const char *abi; int32_t count; const xk_entry *table; xk_split_stats *split; } xk_program_t;
 `;
 
