@@ -223,3 +223,20 @@ test("select-and-scatter runs as a kernel, bit-exact with the interpreter: overl
     await checkSame(...selectAndScatter("i32", dir, ints, isource));
   }
 });
+
+test("identities take no step on the GPU either: an optimization barrier names its operands' bytes, after-all's token none", { skip }, async () => {
+  const text = `func.func @main(%x: tensor<3x5xf32>, %y: tensor<5xi32>) -> (tensor<3x5xf32>, tensor<5xi32>, tensor<3x5xf32>) {
+  %t = stablehlo.after_all : !stablehlo.token
+  %n = stablehlo.negate %x : tensor<3x5xf32>
+  %b:2 = stablehlo.optimization_barrier %n, %y : tensor<3x5xf32>, tensor<5xi32>
+  %e = stablehlo.exponential %b#0 : tensor<3x5xf32>
+  %cst = stablehlo.constant dense<0.0> : tensor<f32>
+  %r = stablehlo.reduce(%e init: %cst) applies stablehlo.maximum across dimensions = [1] : (tensor<3x5xf32>, tensor<f32>) -> tensor<3xf32>
+  %rb = stablehlo.broadcast_in_dim %r, dims = [0] : (tensor<3xf32>) -> tensor<3x5xf32>
+  %s = stablehlo.subtract %b#0, %rb : tensor<3x5xf32>
+  return %s, %b#1, %b#0 : tensor<3x5xf32>, tensor<5xi32>, tensor<3x5xf32>
+}`;
+  const plan = planGpuProgram(parseStableHlo(text), {});
+  assert.deepEqual(plan.steps.filter((s) => s.kind === "host").map((s) => s.name), [], dumpGpuProgram(plan));
+  await checkSame(text, [`dense<[${chunk(Array.from({ length: 15 }, (_, k) => (k === 4 ? "-0.0" : ((k * 5) % 7 - 3.5).toFixed(2))), 5)}]> : tensor<3x5xf32>`, "dense<[1, -2, 3, 2147483647, -2147483648]> : tensor<5xi32>"]);
+});
