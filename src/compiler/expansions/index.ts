@@ -3,7 +3,8 @@
 // rules as data). Each row says who runs it:
 //  - "compile": the compiler's decompose pass (compiler/passes/decompose.ts), so later
 //    stages (fusion, kernels) only see simpler ops: batch norm (batch_norm.ts), call,
-//    composite and map inlined (calls.ts);
+//    composite and map inlined (calls.ts), select between tuples as its leaves'
+//    selects (select.ts);
 //  - "lowerChlo": `xlats print --lower-chlo`, CHLO's elementary functions as StableHLO
 //    (chlo.ts) for tools that do not know CHLO. They compute in the element type where
 //    the interpreter's kernels compute in double, so compile keeps the ops (a compiled
@@ -22,6 +23,7 @@ import { scalarShape } from "../../types/shape.js";
 import { expandBatchNorm } from "./batch_norm.js";
 import { expandChlo } from "./chlo.js";
 import { inlineCall, inlineMap, onlyInlined, type Expand, type InlineStack } from "./calls.js";
+import { expandTupleSelect } from "./select.js";
 
 /** Who runs an expansion (see above). */
 export type ExpansionUse = "compile" | "lowerChlo";
@@ -52,6 +54,8 @@ export const EXPANSIONS: Readonly<Partial<Record<Opcode, Expansion>>> = {
   batchNormTraining: batchNorm, batchNormInference: batchNorm, batchNormGrad: batchNorm,
   call, composite: call,
   map: { use: "compile", expand: (inst, operands, f) => inlineMap(inst as Instruction<"map">, operands, f) },
+  // Array selects are left as they are (fusion's); only a select between tuples or tokens is expanded.
+  select: { use: "compile", expand: (inst, operands, f) => expandTupleSelect(inst, operands, f) },
   acos: chlo, asin: chlo, atan: chlo, acosh: chlo, asinh: chlo, atanh: chlo, cosh: chlo, sinh: chlo, erfc: chlo, nextAfter: chlo,
 };
 

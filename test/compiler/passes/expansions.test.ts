@@ -5,8 +5,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { batchNormTraining } from "../../../src/builder/linalg.js";
-import { call, compositeCall, getTupleElement } from "../../../src/builder/control.js";
-import { add, mul } from "../../../src/builder/elementwise.js";
+import { afterAll, call, compositeCall, getTupleElement, tuple } from "../../../src/builder/control.js";
+import { add, mul, select } from "../../../src/builder/elementwise.js";
 import { parameter } from "../../../src/builder/xla_builder.js";
 import { map } from "../../../src/builder/reduction.js";
 import { EXPANDED, EXPANSIONS, expandModule, type ExpansionUse } from "../../../src/compiler/expansions/index.js";
@@ -19,7 +19,7 @@ import { Literal } from "../../../src/types/literal.js";
 import { ulpDistance } from "../../support/ulp.js";
 import { build } from "./helpers.js";
 
-const COMPILE: readonly Opcode[] = ["batchNormTraining", "batchNormInference", "batchNormGrad", "call", "composite", "map"];
+const COMPILE: readonly Opcode[] = ["batchNormTraining", "batchNormInference", "batchNormGrad", "call", "composite", "map", "select"];
 const LOWER_CHLO: readonly Opcode[] = ["acos", "asin", "atan", "acosh", "asinh", "atanh", "cosh", "sinh", "erfc", "nextAfter"];
 
 test("the coverage list is the table's, by user", () => {
@@ -51,10 +51,21 @@ function compileModules(): HloModule[] {
       return map(b, [x!], sub.build(add(p, p)), [0]);
     }),
     build("bn", s.map(([t, d]) => [t, [...d]]), (_, [x, scale, offset]) => getTupleElement(batchNormTraining(x!, scale!, offset!, 1e-3, 1), 0)),
+    tupleSelectModule(),
   ];
 }
 
-const allOpcodes = (m: HloModule): Set<string> => new Set(m.computations.flatMap((c) => c.instructions.map((i) => i.opcode)));
+/** A select between nested tuples (with a token leaf) by a scalar pred. */
+function tupleSelectModule(): HloModule {
+  return build("tuple_select", [["pred", []], ["f32", [3]], ["s32", [2, 2]]], (b, [p, x, y]) => {
+    const t = afterAll(b, []);
+    return select(p!, tuple(b, [x!, tuple(b, [y!, t])]), tuple(b, [mul(x!, x!), tuple(b, [add(y!, y!), t])]));
+  });
+}
+
+/** The opcodes of m; an array select is not the table's (only a select between tuples is expanded). */
+const allOpcodes = (m: HloModule): Set<string> =>
+  new Set(m.computations.flatMap((c) => c.instructions.filter((i) => i.opcode !== "select" || i.shape.kind !== "array").map((i) => i.opcode)));
 
 test("each row is run by its user only", () => {
   const expandedAway = (m: HloModule, use: ExpansionUse, listed: readonly Opcode[]): void => {
@@ -72,6 +83,17 @@ test("each row is run by its user only", () => {
   for (const o of COMPILE.filter((o) => !o.startsWith("batchNorm") || o === "batchNormTraining")) assert.ok(covered.has(o), o);
   for (const m of modules) expandedAway(m, "compile", COMPILE);
   for (const o of LOWER_CHLO) expandedAway(chloModule(o, 4), "lowerChlo", LOWER_CHLO);
+});
+
+test("a select between tuples becomes its leaves' selects, the interpreter's values for either pred", () => {
+  const m = tupleSelectModule();
+  const out = expandModule(m, "compile").module;
+  assert.deepEqual(out.entry.instructions.filter((i) => i.opcode === "select").map((i) => i.shape.kind), ["array", "array"]);
+  const x = Literal.from("f32", [1.5, -0, 3]), y = Literal.fromValues("s32", [2, 2], [1, -2, 2147483647, 4]);
+  for (const p of [true, false]) {
+    const args = [Literal.scalar("pred", p ? 1 : 0), x, y];
+    assert.deepEqual(evaluate(out.entry, args).arrayLeaves().map((l) => l.values()), evaluate(m.entry, args).arrayLeaves().map((l) => l.values()));
+  }
 });
 
 // cosh and sinh add log ½ to x before exp: the rounding of that sum grows with |x|, and so does the bound.

@@ -12,7 +12,7 @@ import { releaseGpu } from "../../../src/compiler/webgpu/adapter.js";
 import { dumpGpuProgram } from "../../../src/compiler/webgpu/executable.js";
 import { planGpuProgram } from "../../../src/compiler/webgpu/program.js";
 import { DEFAULT_GPU_LIMITS } from "../../../src/compiler/webgpu/gemm_tiles_wgsl.js";
-import { parseMlirLiteral, parseStableHlo } from "../../../src/index.js";
+import { evaluate, Literal, parseHlo, parseMlirLiteral, parseStableHlo } from "../../../src/index.js";
 import { checkSame, chunk, scatter, selectAndScatter, sort } from "./op_programs.js";
 
 const hasDriver = process.env["VK_ICD_FILENAMES"] !== undefined || existsSync("/usr/lib/chromium/vk_swiftshader_icd.json");
@@ -239,4 +239,32 @@ test("identities take no step on the GPU either: an optimization barrier names i
   const plan = planGpuProgram(parseStableHlo(text), {});
   assert.deepEqual(plan.steps.filter((s) => s.kind === "host").map((s) => s.name), [], dumpGpuProgram(plan));
   await checkSame(text, [`dense<[${chunk(Array.from({ length: 15 }, (_, k) => (k === 4 ? "-0.0" : ((k * 5) % 7 - 3.5).toFixed(2))), 5)}]> : tensor<3x5xf32>`, "dense<[1, -2, 3, 2147483647, -2147483648]> : tensor<5xi32>"]);
+});
+
+test("a select between tuples (a scalar pred) runs as its leaves' selects in a kernel, the interpreter's bits for either pred", { skip }, async () => {
+  const program = parseHlo(`HloModule tsel
+ENTRY %main (p: pred[], x: f32[5], y: s32[2,3]) -> (f32[5], (s32[2,3], s32[2,3])) {
+  %p = pred[] parameter(0)
+  %x = f32[5]{0} parameter(1)
+  %y = s32[2,3]{1,0} parameter(2)
+  %nx = f32[5]{0} negate(f32[5]{0} %x)
+  %ny = s32[2,3]{1,0} negate(s32[2,3]{1,0} %y)
+  %ia = (s32[2,3]{1,0}, s32[2,3]{1,0}) tuple(s32[2,3]{1,0} %y, s32[2,3]{1,0} %ny)
+  %ib = (s32[2,3]{1,0}, s32[2,3]{1,0}) tuple(s32[2,3]{1,0} %ny, s32[2,3]{1,0} %y)
+  %a = (f32[5]{0}, (s32[2,3]{1,0}, s32[2,3]{1,0})) tuple(f32[5]{0} %x, (s32[2,3]{1,0}, s32[2,3]{1,0}) %ia)
+  %b = (f32[5]{0}, (s32[2,3]{1,0}, s32[2,3]{1,0})) tuple(f32[5]{0} %nx, (s32[2,3]{1,0}, s32[2,3]{1,0}) %ib)
+  ROOT %s = (f32[5]{0}, (s32[2,3]{1,0}, s32[2,3]{1,0})) select(pred[] %p, (f32[5]{0}, (s32[2,3]{1,0}, s32[2,3]{1,0})) %a, (f32[5]{0}, (s32[2,3]{1,0}, s32[2,3]{1,0})) %b)
+}`);
+  const plan = planGpuProgram(program, {});
+  assert.deepEqual(plan.steps.filter((s) => s.kind === "host").map((s) => s.name), [], dumpGpuProgram(plan));
+  const exe = await compile(program, { backend: "webgpu" });
+  try {
+    for (const p of [0, 1]) {
+      const args = [Literal.scalar("pred", p), Literal.from("f32", [1.5, -0, NaN, -2.25, 3e38]), Literal.fromValues("s32", [2, 3], [1, -2, 3, -2147483648, 2147483647, 0])];
+      const got = (await exe.run(args)).arrayLeaves(), want = evaluate(program.entry, args).arrayLeaves();
+      got.forEach((g, k) => assert.deepEqual(g.values(), want[k]!.values()));
+    }
+  } finally {
+    exe.delete();
+  }
 });
