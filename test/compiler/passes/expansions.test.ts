@@ -9,6 +9,8 @@ import { afterAll, call, compositeCall, getTupleElement, tuple } from "../../../
 import { add, mul, select } from "../../../src/builder/elementwise.js";
 import { parameter } from "../../../src/builder/xla_builder.js";
 import { map } from "../../../src/builder/reduction.js";
+import { topK } from "../../../src/builder/data_movement.js";
+import { parseStableHlo } from "../../../src/text/mlir/index.js";
 import { EXPANDED, EXPANSIONS, expandModule, type ExpansionUse } from "../../../src/compiler/expansions/index.js";
 import { HloModule } from "../../../src/ir/computation.js";
 import { InstructionFactory } from "../../../src/ir/factory.js";
@@ -19,7 +21,7 @@ import { Literal } from "../../../src/types/literal.js";
 import { ulpDistance } from "../../support/ulp.js";
 import { build } from "./helpers.js";
 
-const COMPILE: readonly Opcode[] = ["batchNormTraining", "batchNormInference", "batchNormGrad", "call", "composite", "map", "select"];
+const COMPILE: readonly Opcode[] = ["batchNormTraining", "batchNormInference", "batchNormGrad", "call", "composite", "map", "select", "topK", "customCall"];
 const LOWER_CHLO: readonly Opcode[] = ["acos", "asin", "atan", "acosh", "asinh", "atanh", "cosh", "sinh", "erfc", "nextAfter"];
 
 test("the coverage list is the table's, by user", () => {
@@ -52,7 +54,24 @@ function compileModules(): HloModule[] {
     }),
     build("bn", s.map(([t, d]) => [t, [...d]]), (_, [x, scale, offset]) => getTupleElement(batchNormTraining(x!, scale!, offset!, 1e-3, 1), 0)),
     tupleSelectModule(),
+    build("top_k", [["f32", [2, 7]]], (_, [x]) => topK(x!, 3)),
+    approxTopKModule(2, 1, "tensor<3x2xf32>, tensor<3x2xi32>"),
   ];
+}
+
+/** XLA's ApproxTopK (JAX's approx_max_k) of a 3x5 f32 and its iota along `dim`, top_k `k`, with JAX's comparator (GT on the values). */
+function approxTopKModule(k: number, dim: number, result: string, aggregate = true): HloModule {
+  return parseStableHlo(`func.func @gt(%a: tensor<f32>, %b: tensor<f32>, %i: tensor<i32>, %j: tensor<i32>) -> tensor<i1> {
+  %0 = stablehlo.compare GT, %a, %b, TOTALORDER : (tensor<f32>, tensor<f32>) -> tensor<i1>
+  return %0 : tensor<i1>
+}
+func.func @main(%x: tensor<3x5xf32>) -> (${result}) {
+  %i = stablehlo.iota dim = ${dim} : tensor<3x5xi32>
+  %c = stablehlo.constant dense<-1> : tensor<i32>
+  %f = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %0:2 = stablehlo.custom_call @ApproxTopK(%x, %i, %f, %c) {called_computations = [@gt], mhlo.backend_config = {top_k = ${k} : i64, reduction_dim = ${dim} : i64, aggregate_to_topk = ${aggregate}}} : (tensor<3x5xf32>, tensor<3x5xi32>, tensor<f32>, tensor<i32>) -> (${result})
+  return %0#0, %0#1 : ${result}
+}`);
 }
 
 /** A select between nested tuples (with a token leaf) by a scalar pred. */
@@ -94,6 +113,55 @@ test("a select between tuples becomes its leaves' selects, the interpreter's val
     const args = [Literal.scalar("pred", p ? 1 : 0), x, y];
     assert.deepEqual(evaluate(out.entry, args).arrayLeaves().map((l) => l.values()), evaluate(m.entry, args).arrayLeaves().map((l) => l.values()));
   }
+});
+
+/** The bits of every leaf of `x`'s results (NaN payloads and signed zeros too). */
+const leafBits = (l: Literal): number[][] => l.arrayLeaves().map((a) => [...new Uint8Array(a.data.buffer, a.data.byteOffset, a.data.byteLength)]);
+
+test("topK as a stable total-order sort and slices: the interpreter's bits (NaNs of both signs, -0 and +0, ties to the lower index), largest and smallest", () => {
+  const f32 = [3, Number.NaN, -0, 0, 3, -Infinity, 7, 3, Infinity, -1, 0, -0, 3, 2];
+  const x = Literal.from("f32", [f32.slice(0, 7), f32.slice(7)]);
+  // A NaN with the sign bit set sorts below -inf in the total order.
+  new Uint32Array(x.data.buffer, x.data.byteOffset, 14)[9] = 0xffc00001;
+  const bf16 = Literal.from("bf16", [f32.slice(0, 7), f32.slice(7)]);
+  (bf16.data as Uint16Array)[9] = 0xffc1;
+  const cases: [string, Literal][] = [
+    ["f32", x],
+    ["s32", Literal.from("s32", [[5, -2, 5, 2147483647, -2147483648, 5, 0], [1, 1, 1, 0, 1, -1, 1]])],
+    ["u8", Literal.from("u8", [[200, 3, 200, 0, 255, 3, 7], [9, 9, 9, 9, 9, 9, 9]])],
+    ["bf16", bf16],
+  ];
+  for (const [t, v] of cases) {
+    for (const largest of [true, false]) {
+      for (const k of [0, 3, 7]) {
+        const m = build("top_k", [[t as "f32", [2, 7]]], (_, [p]) => topK(p!, k, largest));
+        const out = expandModule(m, "compile");
+        assert.equal(out.count, 1);
+        assert.ok(!allOpcodes(out.module).has("topK"));
+        assert.deepEqual(leafBits(evaluate(out.module.entry, [v])), leafBits(evaluate(m.entry, [v])), `${t} largest=${largest} k=${k}`);
+      }
+    }
+  }
+});
+
+test("ApproxTopK as a stable sort by its comparator and slices: the interpreter's values; one the interpreter refuses is left to it", () => {
+  const x = Literal.from("f32", [[4, -1, 4, Number.NaN, 0], [-0, 0, 2, 2, -3], [1, 2, 3, 4, 5]]);
+  const cases: [HloModule, Literal][] = [
+    [approxTopKModule(2, 1, "tensor<3x2xf32>, tensor<3x2xi32>"), x],
+    // Not aggregated: the caller's result size along the dimension (at least 1).
+    [approxTopKModule(2, 1, "tensor<3x4xf32>, tensor<3x4xi32>", false), x],
+    [approxTopKModule(2, 0, "tensor<2x5xf32>, tensor<2x5xi32>"), x],
+  ];
+  for (const [m, v] of cases) {
+    const out = expandModule(m, "compile");
+    assert.equal(out.count, 1);
+    assert.ok(!allOpcodes(out.module).has("customCall"));
+    assert.deepEqual(leafBits(evaluate(out.module.entry, [v])), leafBits(evaluate(m.entry, [v])));
+  }
+  // top_k past the dimension's size: kept, so that the interpreter's error reaches the caller.
+  const bad = approxTopKModule(6, 1, "tensor<3x6xf32>, tensor<3x6xi32>");
+  assert.equal(expandModule(bad, "compile").count, 0);
+  assert.throws(() => evaluate(bad.entry, [x]), /ApproxTopK: top_k must be in \[0, 5\], got 6/);
 });
 
 // cosh and sinh add log ½ to x before exp: the rounding of that sum grows with |x|, and so does the bound.
