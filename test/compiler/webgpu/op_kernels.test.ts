@@ -6,13 +6,13 @@
 
 import { after, test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { compile } from "../../../src/compiler/index.js";
 import { releaseGpu } from "../../../src/compiler/webgpu/adapter.js";
 import { dumpGpuProgram } from "../../../src/compiler/webgpu/executable.js";
 import { planGpuProgram } from "../../../src/compiler/webgpu/program.js";
 import { DEFAULT_GPU_LIMITS } from "../../../src/compiler/webgpu/gemm_tiles_wgsl.js";
-import { evaluate, Literal, parseHlo, parseMlirLiteral, parseStableHlo } from "../../../src/index.js";
+import { evaluate, Literal, parseHlo, parseMlirLiteral, parseStableHlo, readNpz } from "../../../src/index.js";
 import { checkSame, chunk, scatter, selectAndScatter, sort } from "./op_programs.js";
 
 const hasDriver = process.env["VK_ICD_FILENAMES"] !== undefined || existsSync("/usr/lib/chromium/vk_swiftshader_icd.json");
@@ -266,5 +266,35 @@ ENTRY %main (p: pred[], x: f32[5], y: s32[2,3]) -> (f32[5], (s32[2,3], s32[2,3])
     }
   } finally {
     exe.delete();
+  }
+});
+
+test("topK runs as the sort kernel and a slice, bit-exact with the interpreter: NaNs of both signs, -0 and +0, ties to the lower index; a lane longer than workgroup memory", { skip }, async () => {
+  const topK = (t: string, n: number, k: number, largest: boolean): string => `func.func @main(%x: tensor<3x${n}x${t}>) -> (tensor<3x${k}x${t}>, tensor<3x${k}xi32>) {
+  %v, %i = chlo.top_k(%x, k = ${k}${largest ? "" : ", largest = false"}) : tensor<3x${n}x${t}> -> (tensor<3x${k}x${t}>, tensor<3x${k}xi32>)
+  return %v, %i : tensor<3x${k}x${t}>, tensor<3x${k}xi32>
+}`;
+  const special = ["0x7FC00000", "0xFFC00001", "-0.0", "0.0", "0x7F800000", "0xFF800000"];
+  const floats = (n: number): string[] => Array.from({ length: 3 * n }, (_, k) => (k % 11 < special.length ? special[k % 11]! : String(((k * 37) % 9) - 4)));
+  const ints = (n: number): string[] => Array.from({ length: 3 * n }, (_, k) => String(k % 13 === 0 ? -2147483648 : ((k * 37) % 9) - 4));
+  const plan = planGpuProgram(parseStableHlo(topK("f32", 9, 4, true)), {});
+  assert.deepEqual(plan.steps.filter((s) => s.kind === "host").map((s) => s.name), [], dumpGpuProgram(plan));
+  for (const largest of [true, false]) {
+    await checkSame(topK("f32", 9, 4, largest), [`dense<[${chunk(floats(9), 9)}]> : tensor<3x9xf32>`]);
+    await checkSame(topK("i32", 9, 9, largest), [`dense<[${chunk(ints(9), 9)}]> : tensor<3x9xi32>`]);
+  }
+  // 5000 elements a lane: past WebGPU's guaranteed 16 KiB, the bitonic network across dispatches (ties by position).
+  await checkSame(topK("f32", 5000, 17, true), [`dense<[${chunk(floats(5000), 5000)}]> : tensor<3x5000xf32>`]);
+});
+
+test("XLA's ApproxTopK (JAX's approx_max_k, approx_min_k, as exported) runs as the sort kernel and slices, bit-exact with the interpreter", { skip }, async () => {
+  const dir = new URL("../../../../test/fixtures/custom_calls/", import.meta.url);
+  for (const name of ["approx_max_k", "approx_max_k_not_aggregated", "approx_min_k_dim0"]) {
+    const text = readFileSync(new URL(`${name}.mlir`, dir), "utf8");
+    const plan = planGpuProgram(parseStableHlo(text), {});
+    assert.deepEqual(plan.steps.filter((s) => s.kind === "host").map((s) => s.name), [], dumpGpuProgram(plan));
+    const x = readNpz(new Uint8Array(readFileSync(new URL(`${name}.npz`, dir)))).get("arg0")!;
+    const shape = x.arrayShape;
+    await checkSame(text, [`dense<[${chunk(x.values().map((v) => String(v)), shape.dimensions.at(-1)!)}]> : tensor<${shape.dimensions.join("x")}x${shape.elementType}>`]);
   }
 });
