@@ -5,7 +5,7 @@
 //    stages (fusion, kernels) only see simpler ops: batch norm (batch_norm.ts), call,
 //    composite and map inlined (calls.ts), select between tuples as its leaves'
 //    selects (select.ts), topK and the ApproxTopK custom call as a stable sort and
-//    slices (top_k.ts);
+//    slices (top_k.ts), scaled dot as scaled operands and a dot (scaled_dot.ts);
 //  - "lowerChlo": `xlats print --lower-chlo`, CHLO's elementary functions as StableHLO
 //    (chlo.ts) for tools that do not know CHLO. They compute in the element type where
 //    the interpreter's kernels compute in double, so compile keeps the ops (a compiled
@@ -25,6 +25,7 @@ import { expandBatchNorm } from "./batch_norm.js";
 import { expandChlo } from "./chlo.js";
 import { inlineCall, inlineMap, onlyInlined, type Expand, type InlineStack } from "./calls.js";
 import { expandTupleSelect } from "./select.js";
+import { expandScaledDot } from "./scaled_dot.js";
 import { expandApproxTopK, expandTopK, topKComparatorBody } from "./top_k.js";
 
 /** Who runs an expansion (see above). */
@@ -58,6 +59,7 @@ export const EXPANSIONS: Readonly<Partial<Record<Opcode, Expansion>>> = {
   batchNormTraining: batchNorm, batchNormInference: batchNorm, batchNormGrad: batchNorm,
   call, composite: call,
   map: { use: "compile", expand: (inst, operands, f) => inlineMap(inst as Instruction<"map">, operands, f) },
+  scaledDot: { use: "compile", expand: (inst, operands, f) => expandScaledDot(inst as Instruction<"scaledDot">, operands, f) },
   topK: { use: "compile", expand: (inst, operands, f, cx) => expandTopK(inst as Instruction<"topK">, operands, f, (t, largest, i) => cx.topKComparator(t, largest, i)) },
   // Only XLA's ApproxTopK among the custom calls.
   customCall: {

@@ -11,6 +11,7 @@ import { parameter } from "../../../src/builder/xla_builder.js";
 import { map } from "../../../src/builder/reduction.js";
 import { topK } from "../../../src/builder/data_movement.js";
 import { parseStableHlo } from "../../../src/text/mlir/index.js";
+import { parseHlo } from "../../../src/text/hlo/index.js";
 import { EXPANDED, EXPANSIONS, expandModule, type ExpansionUse } from "../../../src/compiler/expansions/index.js";
 import { HloModule } from "../../../src/ir/computation.js";
 import { InstructionFactory } from "../../../src/ir/factory.js";
@@ -21,7 +22,7 @@ import { Literal } from "../../../src/types/literal.js";
 import { ulpDistance } from "../../support/ulp.js";
 import { build } from "./helpers.js";
 
-const COMPILE: readonly Opcode[] = ["batchNormTraining", "batchNormInference", "batchNormGrad", "call", "composite", "map", "select", "topK", "customCall"];
+const COMPILE: readonly Opcode[] = ["batchNormTraining", "batchNormInference", "batchNormGrad", "call", "composite", "map", "select", "topK", "customCall", "scaledDot"];
 const LOWER_CHLO: readonly Opcode[] = ["acos", "asin", "atan", "acosh", "asinh", "atanh", "cosh", "sinh", "erfc", "nextAfter"];
 
 test("the coverage list is the table's, by user", () => {
@@ -56,7 +57,20 @@ function compileModules(): HloModule[] {
     tupleSelectModule(),
     build("top_k", [["f32", [2, 7]]], (_, [x]) => topK(x!, 3)),
     approxTopKModule(2, 1, "tensor<3x2xf32>, tensor<3x2xi32>"),
+    scaledDotModule("f8e4m3fn", "f8e8m0fnu", "f32"),
   ];
+}
+
+/** A scaled dot of [2,4] x [4,3] operands of type t, scales of type s over blocks of 2 along the contraction (and 1 elsewhere), to result type r. */
+function scaledDotModule(t: string, s: string, r: string): HloModule {
+  return parseHlo(`HloModule sd
+ENTRY %main (l: ${t}[2,4], ls: ${s}[2,2], r: ${t}[4,3], rs: ${s}[2,3]) -> ${r}[2,3] {
+  %l = ${t}[2,4]{1,0} parameter(0)
+  %ls = ${s}[2,2]{1,0} parameter(1)
+  %r = ${t}[4,3]{1,0} parameter(2)
+  %rs = ${s}[2,3]{1,0} parameter(3)
+  ROOT %d = ${r}[2,3]{1,0} scaled-dot(${t}[2,4]{1,0} %l, ${t}[4,3]{1,0} %r, ${s}[2,2]{1,0} %ls, ${s}[2,3]{1,0} %rs), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}`);
 }
 
 /** XLA's ApproxTopK (JAX's approx_max_k) of a 3x5 f32 and its iota along `dim`, top_k `k`, with JAX's comparator (GT on the values). */
@@ -162,6 +176,25 @@ test("ApproxTopK as a stable sort by its comparator and slices: the interpreter'
   const bad = approxTopKModule(6, 1, "tensor<3x6xf32>, tensor<3x6xi32>");
   assert.equal(expandModule(bad, "compile").count, 0);
   assert.throws(() => evaluate(bad.entry, [x]), /ApproxTopK: top_k must be in \[0, 5\], got 6/);
+});
+
+test("scaled dot as scaled f32 operands and a dot: the interpreter's bits (products rounded once: subnormal, overflowing, NaN scales); f64 left alone", () => {
+  const cases: [string, string, string, number[], number[], number[], number[]][] = [
+    // e8m0 scales of 2^-127 (f32 subnormal products), 2^127 (overflow to inf) and NaN (0xFF).
+    ["f8e4m3fn", "f8e8m0fnu", "f32", [1.5, -2, 448, 0.001953125, 3, -0, 7, 0.5], [2 ** -127, 2 ** 127, 1, 0.25], [1, 2, 3, -4, 5, 6, 0.125, 8, -9, 10, 11, 12], [1, 2, Number.NaN, 4, 0.5, 2 ** -20]],
+    // bf16 operands and f32 scales whose products need rounding to f32, to a bf16 result.
+    ["bf16", "f32", "bf16", [1.0078125, -3.5, 7, 1e30, 2, 3, 4, 5], [1.1, 3.3333, -0.7, 1e-30], [1, -1, 3, 0.5, 2, 7, 9, -3, 1, 2, 3, 4], [0.3, 0.7, 1.9, 2.1, 5.5, -1]],
+  ];
+  for (const [t, st, r, l, ls, rr, rs] of cases) {
+    const m = scaledDotModule(t, st, r);
+    const out = expandModule(m, "compile");
+    assert.equal(out.count, 1);
+    assert.ok(!allOpcodes(out.module).has("scaledDot"));
+    const args = [Literal.fromValues(t as "f32", [2, 4], l), Literal.fromValues(st as "f32", [2, 2], ls), Literal.fromValues(t as "f32", [4, 3], rr), Literal.fromValues(st as "f32", [2, 3], rs)];
+    assert.deepEqual(leafBits(evaluate(out.module.entry, args)), leafBits(evaluate(m.entry, args)), `${t} x ${st} -> ${r}`);
+  }
+  // f64 scales: the interpreter's products round in double first; left to it.
+  assert.equal(expandModule(scaledDotModule("f32", "f64", "f32"), "compile").count, 0);
 });
 
 // cosh and sinh add log ½ to x before exp: the rounding of that sum grows with |x|, and so does the bound.

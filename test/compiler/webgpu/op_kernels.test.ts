@@ -298,3 +298,30 @@ test("XLA's ApproxTopK (JAX's approx_max_k, approx_min_k, as exported) runs as t
     await checkSame(text, [`dense<[${chunk(x.values().map((v) => String(v)), shape.dimensions.at(-1)!)}]> : tensor<${shape.dimensions.join("x")}x${shape.elementType}>`]);
   }
 });
+
+test("a scaled dot (f8 operands, e8m0 block scales) runs as scaling loop kernels and the GEMM kernel, the interpreter's bits", { skip }, async () => {
+  const program = parseHlo(`HloModule sd
+ENTRY %main (l: f8e4m3fn[3,8], ls: f8e8m0fnu[3,2], r: f8e5m2[8,5], rs: f8e8m0fnu[2,5]) -> f32[3,5] {
+  %l = f8e4m3fn[3,8]{1,0} parameter(0)
+  %ls = f8e8m0fnu[3,2]{1,0} parameter(1)
+  %r = f8e5m2[8,5]{1,0} parameter(2)
+  %rs = f8e8m0fnu[2,5]{1,0} parameter(3)
+  ROOT %d = f32[3,5]{1,0} scaled-dot(f8e4m3fn[3,8]{1,0} %l, f8e5m2[8,5]{1,0} %r, f8e8m0fnu[3,2]{1,0} %ls, f8e8m0fnu[2,5]{1,0} %rs), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}`);
+  const plan = planGpuProgram(program, {});
+  assert.deepEqual(plan.steps.filter((s) => s.kind === "host").map((s) => s.name), [], dumpGpuProgram(plan));
+  // Small powers of two and their sums: every product and partial sum is exact, so any order of the sum gives the interpreter's bits.
+  const args = [
+    Literal.fromValues("f8e4m3fn", [3, 8], Array.from({ length: 24 }, (_, k) => (k % 5 === 0 ? -0 : ((k % 7) - 3) * 0.5))),
+    Literal.fromValues("f8e8m0fnu", [3, 2], [1, 2, 0.5, 4, 0.25, 8]),
+    Literal.fromValues("f8e5m2", [8, 5], Array.from({ length: 40 }, (_, k) => ((k % 6) - 2) * 0.25)),
+    Literal.fromValues("f8e8m0fnu", [2, 5], [1, 2, 4, 8, 16, 0.5, 0.25, 1, 2, 4]),
+  ];
+  const exe = await compile(program, { backend: "webgpu" });
+  try {
+    const got = await exe.run(args);
+    assert.deepEqual(got.values(), evaluate(program.entry, args).values());
+  } finally {
+    exe.delete();
+  }
+});
