@@ -31,7 +31,7 @@ import { rowMajorStrides } from "../../types/index_util.js";
 import { arrayShape, type ArrayShape } from "../../types/shape.js";
 import { DeclinedError, type Declined } from "../kernel/declined.js";
 import { KernelGraph } from "../kernel/graph.js";
-import { reducerKinds } from "../kernel/lower_fusion.js";
+import { lowerScalarBody, reducerKinds } from "../kernel/lower_fusion.js";
 import { INT64_HOLDER, int64Words, WGSL_MUL_32X32 } from "./wgsl_int64.js";
 import { WGSL_HELPERS, WgslValues, wgslMathSources, type WgslMathName } from "./wgsl_values.js";
 import { COMBINE_OP, copyKernelWgsl, WORKGROUP_SIZE, type WgslKernel } from "./wgsl_kernel.js";
@@ -395,7 +395,7 @@ export function scatterKernelWgsl(inst: Instruction<"scatter">, maxWorkgroupsPer
   else body.push(`      let v = ${element!.load("upd")};`, `      acc = ${combine.expression};`);
   body.push("    }", "  }");
   const store = combine === undefined ? copyWords(words, 3) : [`  ${element!.store(`(args[3u] >> 2u) + i * ${u(words)}`, "acc")}`];
-  return elementKernel(input, 3, [WGSL_HELPERS, ...wgslMathSources(combine?.math ?? new Set()), index].join("\n"), [...body, ...store], maxWorkgroupsPerDimension);
+  return elementKernel(input, 3, [WGSL_HELPERS, ...wgslMathSources(combine?.math ?? new Set()), combine?.source ?? "", index].join("\n"), [...body, ...store], maxWorkgroupsPerDimension);
 }
 
 export function reduceWindowKernelWgsl(inst: Instruction<"reduceWindow">, maxWorkgroupsPerDimension: number): WgslKernel | Declined {
@@ -421,27 +421,61 @@ export function reduceWindowKernelWgsl(inst: Instruction<"reduceWindow">, maxWor
   });
   body.push(`    var v = ${element.load("args[1u] >> 2u")};`, `    if (inside) { v = ${element.load(`(args[0u] >> 2u) + at * ${u(words)}`)}; }`, `    acc = ${combine.expression};`, "  }");
   body.push(`  ${element.store(`(args[2u] >> 2u) + i * ${u(words)}`, "acc")}`);
-  return elementKernel(shape, 2, [WGSL_HELPERS, ...wgslMathSources(combine.math)].join("\n"), body, maxWorkgroupsPerDimension);
+  return elementKernel(shape, 2, [WGSL_HELPERS, ...wgslMathSources(combine.math), combine.source].join("\n"), body, maxWorkgroupsPerDimension);
 }
 
-/** The WGSL expression combining `acc` and `v` (values of t), and the math functions it calls (wgsl_int64.ts's for s64 and u64: wgslMathSources). */
+/**
+ * The WGSL expression combining `acc` and `v` (values of t), the function it calls where
+ * it is not one op (`source`, before the kernel), and the math functions it calls
+ * (wgsl_int64.ts's for s64 and u64: wgslMathSources).
+ */
 export interface Combine {
   readonly expression: string;
+  readonly source: string;
   readonly math: ReadonlySet<WgslMathName>;
 }
 
-/** How `toApply` combines `acc` and `v`: one binary op of its two parameters, or why not. */
+/**
+ * How `toApply` combines `acc` and `v`: one binary op of its two parameters inline, or
+ * any other scalar body (a subtract: each update taken from the value in order, as the
+ * interpreter's scatter does) lowered as the fusions' scalar ops are (kernel/lower_fusion.ts)
+ * into a function `xk_combine(acc, v)`; or why not.
+ */
 export function combineExpression(toApply: Computation, t: ElementType, op: string): Combine | Declined {
   const kinds = reducerKinds(toApply, [t]);
-  if (typeof kinds === "string") return { declined: `webgpu ${op}: ${kinds}` };
   try {
-    const values = new WgslValues(new KernelGraph(), NO_NODES);
-    const expression = values.binary(COMBINE_OP[kinds[0]!], t, "acc", "v");
-    return { expression, math: values.math };
+    if (typeof kinds !== "string") {
+      const values = new WgslValues(new KernelGraph(), NO_NODES);
+      return { expression: values.binary(COMBINE_OP[kinds[0]!], t, "acc", "v"), source: "", math: values.math };
+    }
+    const element = COMPUTED_ELEMENT[t];
+    if (element === undefined) return { declined: `webgpu ${op}: ${kinds}` };
+    const g = new KernelGraph();
+    const params = [0, 1].map((k) => g.op("rin", t, [], k));
+    const results = lowerScalarBody(g, toApply, params);
+    if ("declined" in results) return { declined: `webgpu ${op}: the update computation: ${results.declined}` };
+    if (results.length !== 1) return { declined: `webgpu ${op}: an update computation with ${results.length} results` };
+    const values = new WgslValues(g, { load: NO_NODES.load, leaf: (n) => (n.attr === 0 ? "acc" : "v") });
+    const lines: string[] = [];
+    values.emit(neededNodes(g, results[0]!), lines, "  ");
+    const source = [`fn xk_combine(acc: ${element.wgslType}, v: ${element.wgslType}) -> ${element.wgslType} {`, ...lines, `  return ${values.v(results[0]!)};`, "}"].join("\n");
+    return { expression: "xk_combine(acc, v)", source, math: values.math };
   } catch (e) {
     if (e instanceof DeclinedError) return { declined: `webgpu ${op}: ${e.message}` };
     throw e;
   }
+}
+
+/** The nodes `root` depends on (itself included), in the graph's order: what a scalar function emits. */
+export function neededNodes(g: KernelGraph, root: number): number[] {
+  const needed = new Set<number>();
+  const visit = (id: number): void => {
+    if (needed.has(id)) return;
+    needed.add(id);
+    for (const a of g.node(id).args) visit(a);
+  };
+  visit(root);
+  return [...needed].sort((a, b) => a - b);
 }
 
 /** A combine reads no graph nodes. */

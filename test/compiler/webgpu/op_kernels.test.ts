@@ -325,3 +325,23 @@ ENTRY %main (l: f8e4m3fn[3,8], ls: f8e8m0fnu[3,2], r: f8e5m2[8,5], rs: f8e8m0fnu
     exe.delete();
   }
 });
+
+test("update computations other than one reducer op run in the kernels as a lowered function: scatter subtract (duplicates in order), a reduce-window of x·y+v, the interpreter's bits", { skip }, async () => {
+  const indices = "dense<[[2, 3], [0, 1], [2, 3], [4294967298, 1], [2, 3]]> : tensor<5x2xi64>";
+  const dims = "update_window_dims = [], inserted_window_dims = [0, 1], scatter_dims_to_operand_dims = [0, 1], index_vector_dim = 1";
+  const sub = (t: string): string => scatter({ x: `3x4x${t}`, i: "5x2xi64", u: `5x${t}`, t }, dims, "%s = stablehlo.subtract %a, %b : T\n    stablehlo.return %s : T");
+  const plan = planGpuProgram(parseStableHlo(sub("f32")), {});
+  assert.deepEqual(plan.steps.filter((s) => s.kind === "host").map((s) => s.name), [], dumpGpuProgram(plan));
+  // f32 updates whose differences round differently in another order; s32 ones that wrap.
+  await checkSame(sub("f32"), [`dense<[${chunk(Array.from({ length: 12 }, (_, k) => (k === 11 ? "1.0e8" : String(k + 0.5))), 4)}]> : tensor<3x4xf32>`, indices, "dense<[0.3, -0.0, 1.0, 7.0, 3.0e-8]> : tensor<5xf32>"]);
+  await checkSame(sub("i32"), [`dense<[${chunk(Array.from({ length: 12 }, (_, k) => String(k * 3 - 20)), 4)}]> : tensor<3x4xi32>`, indices, "dense<[2147483647, -5, -2147483648, 9, 10]> : tensor<5xi32>"]);
+  await checkSame(`func.func @main(%x: tensor<4x5xf32>, %init: tensor<f32>) -> tensor<3x4xf32> {
+  %0 = "stablehlo.reduce_window"(%x, %init) ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %m = stablehlo.multiply %a, %b : tensor<f32>
+    %s = stablehlo.add %m, %b : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) {window_dimensions = array<i64: 2, 2>, window_strides = array<i64: 1, 1>} : (tensor<4x5xf32>, tensor<f32>) -> tensor<3x4xf32>
+  return %0 : tensor<3x4xf32>
+}`, [`dense<[${chunk(Array.from({ length: 20 }, (_, k) => (k === 7 ? "0x7FC00000" : ((k % 7) * 0.3 - 1).toFixed(2))), 5)}]> : tensor<4x5xf32>`, "dense<1.1> : tensor<f32>"]);
+});
