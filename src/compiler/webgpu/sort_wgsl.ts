@@ -55,7 +55,7 @@ function comparatorFunction(inst: Instruction<"sort">, stride: number): { source
   // Only what the result depends on: operands the comparator does not read may be of any type.
   const lines: string[] = [];
   try {
-    values.emit(neededNodes(g, results[0]!), lines, "  ");
+    values.emit(neededNodes(g, [results[0]!]), lines, "  ");
   } catch (e) {
     if (e instanceof DeclinedError) return { declined: e.message.startsWith("webgpu sort") ? e.message : `webgpu sort: the comparator: ${e.message}` };
     throw e;

@@ -345,3 +345,45 @@ test("update computations other than one reducer op run in the kernels as a lowe
   return %0 : tensor<3x4xf32>
 }`, [`dense<[${chunk(Array.from({ length: 20 }, (_, k) => (k === 7 ? "0x7FC00000" : ((k % 7) * 0.3 - 1).toFixed(2))), 5)}]> : tensor<4x5xf32>`, "dense<1.1> : tensor<f32>"]);
 });
+
+test("reduce-window of two inputs (an argmax window: values and indices, ties to the first, NaN wins, padding) runs as a kernel, the interpreter's bits", { skip }, async () => {
+  const text = `func.func @main(%x: tensor<4x6xf32>, %i: tensor<4x6xi32>) -> (tensor<3x3xf32>, tensor<3x3xi32>) {
+  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %none = stablehlo.constant dense<-1> : tensor<i32>
+  %0:2 = "stablehlo.reduce_window"(%x, %i, %ninf, %none) ({
+  ^bb0(%a: tensor<f32>, %ai: tensor<i32>, %b: tensor<f32>, %bi: tensor<i32>):
+    %gt = stablehlo.compare GT, %b, %a : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    %nan = stablehlo.compare NE, %b, %b : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    %anan = stablehlo.compare NE, %a, %a : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    %take0 = stablehlo.or %gt, %nan : tensor<i1>
+    %keep = stablehlo.not %anan : tensor<i1>
+    %take = stablehlo.and %take0, %keep : tensor<i1>
+    %v = stablehlo.select %take, %b, %a : tensor<i1>, tensor<f32>
+    %j = stablehlo.select %take, %bi, %ai : tensor<i1>, tensor<i32>
+    stablehlo.return %v, %j : tensor<f32>, tensor<i32>
+  }) {window_dimensions = array<i64: 2, 3>, window_strides = array<i64: 1, 2>, padding = dense<[[0, 0], [1, 0]]> : tensor<2x2xi64>} : (tensor<4x6xf32>, tensor<4x6xi32>, tensor<f32>, tensor<i32>) -> (tensor<3x3xf32>, tensor<3x3xi32>)
+  return %0#0, %0#1 : tensor<3x3xf32>, tensor<3x3xi32>
+}`;
+  const plan = planGpuProgram(parseStableHlo(text), {});
+  assert.deepEqual(plan.steps.filter((s) => s.kind === "host").map((s) => s.name), [], dumpGpuProgram(plan));
+  const x = Array.from({ length: 24 }, (_, k) => (k === 9 ? "0x7FC00000" : k === 14 ? "-0.0" : String(((k * 5) % 4) - 1)));
+  await checkSame(text, [`dense<[${chunk(x, 6)}]> : tensor<4x6xf32>`, `dense<[${chunk(Array.from({ length: 24 }, (_, k) => String(k)), 6)}]> : tensor<4x6xi32>`]);
+});
+
+test("scatter of two inputs (values and their positions, a max-with-index update: duplicates in order) runs as a kernel, the interpreter's bits", { skip }, async () => {
+  const text = `func.func @main(%x: tensor<6xf32>, %xi: tensor<6xi32>, %i: tensor<5x1xi32>, %u: tensor<5xf32>, %ui: tensor<5xi32>) -> (tensor<6xf32>, tensor<6xi32>) {
+  %0:2 = "stablehlo.scatter"(%x, %xi, %i, %u, %ui) ({
+  ^bb0(%a: tensor<f32>, %ai: tensor<i32>, %b: tensor<f32>, %bi: tensor<i32>):
+    %ge = stablehlo.compare GE, %b, %a : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    %v = stablehlo.select %ge, %b, %a : tensor<i1>, tensor<f32>
+    %d = stablehlo.subtract %ai, %bi : tensor<i32>
+    %j = stablehlo.select %ge, %bi, %d : tensor<i1>, tensor<i32>
+    stablehlo.return %v, %j : tensor<f32>, tensor<i32>
+  }) {scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>, indices_are_sorted = false, unique_indices = false} : (tensor<6xf32>, tensor<6xi32>, tensor<5x1xi32>, tensor<5xf32>, tensor<5xi32>) -> (tensor<6xf32>, tensor<6xi32>)
+  return %0#0, %0#1 : tensor<6xf32>, tensor<6xi32>
+}`;
+  const plan = planGpuProgram(parseStableHlo(text), {});
+  assert.deepEqual(plan.steps.filter((s) => s.kind === "host").map((s) => s.name), [], dumpGpuProgram(plan));
+  await checkSame(text, ["dense<[1.0, -0.0, 3.0, 0x7FC00000, 5.0, 2.0]> : tensor<6xf32>", "dense<[0, 1, 2, 3, 4, 5]> : tensor<6xi32>",
+    "dense<[[2], [0], [2], [9], [1]]> : tensor<5x1xi32>", "dense<[3.0, 0.5, 2.0, 8.0, 0.0]> : tensor<5xf32>", "dense<[10, 11, 12, 13, 14]> : tensor<5xi32>"]);
+});
