@@ -93,6 +93,9 @@ export interface GpuProgram extends GpuStepList {
 /** Why ops without a WGSL kernel run on the host, where there is more to say than that. */
 const HOST_REASONS: Partial<Record<Opcode, (inst: Instruction) => string>> = {
   rng: () => "rng draws from the interpreter's random stream (not a counter-based generator a kernel could compute)",
+  // A kernel cannot raise the error, and rewriting it as a dot against every group would
+  // drop the check and multiply the work (and the product's memory) by the group count.
+  raggedDot: () => "ragged-dot checks its group sizes at run time (a negative size is an ExecutionError, which no kernel can raise): the interpreter's kernel runs it",
 };
 
 /** Why an instruction that no fusion took runs on the host. */

@@ -387,3 +387,23 @@ test("scatter of two inputs (values and their positions, a max-with-index update
   await checkSame(text, ["dense<[1.0, -0.0, 3.0, 0x7FC00000, 5.0, 2.0]> : tensor<6xf32>", "dense<[0, 1, 2, 3, 4, 5]> : tensor<6xi32>",
     "dense<[[2], [0], [2], [9], [1]]> : tensor<5x1xi32>", "dense<[3.0, 0.5, 2.0, 8.0, 0.0]> : tensor<5xf32>", "dense<[10, 11, 12, 13, 14]> : tensor<5xi32>"]);
 });
+
+test("a dot of preds runs as an s32 GEMM compared with zero (the interpreter's OR of ANDs); a ragged dot stays on the host with its reason", { skip }, async () => {
+  const text = `func.func @main(%a: tensor<2x3x5xi1>, %b: tensor<2x5x4xi1>) -> tensor<2x3x4xi1> {
+  %0 = stablehlo.dot_general %a, %b, batching_dims = [0] x [0], contracting_dims = [2] x [1] : (tensor<2x3x5xi1>, tensor<2x5x4xi1>) -> tensor<2x3x4xi1>
+  return %0 : tensor<2x3x4xi1>
+}`;
+  const plan = planGpuProgram(parseStableHlo(text), {});
+  assert.deepEqual(plan.steps.filter((s) => s.kind === "host").map((s) => s.name), [], dumpGpuProgram(plan));
+  const bits = (n: number, seed: number): string => Array.from({ length: n }, (_, k) => ((k * seed) % 7 < 2 ? "true" : "false")).join(", ");
+  await checkSame(text, [`dense<[[${chunk(bits(15, 3).split(", "), 5)}], [${chunk(bits(15, 5).split(", "), 5)}]]> : tensor<2x3x5xi1>`,
+    `dense<[[${chunk(bits(20, 2).split(", "), 4)}], [${chunk(bits(20, 4).split(", "), 4)}]]> : tensor<2x5x4xi1>`]);
+  const ragged = planGpuProgram(parseHlo(`HloModule r
+ENTRY %main (x: f32[3,1], w: f32[2,1,1], g: s32[2]) -> f32[3,1] {
+  %x = f32[3,1]{1,0} parameter(0)
+  %w = f32[2,1,1]{2,1,0} parameter(1)
+  %g = s32[2]{0} parameter(2)
+  ROOT %d = f32[3,1]{1,0} ragged-dot(f32[3,1]{1,0} %x, f32[2,1,1]{2,1,0} %w, s32[2]{0} %g), lhs_contracting_dims={1}, rhs_contracting_dims={1}, lhs_ragged_dims={0}, rhs_group_dims={0}
+}`), {});
+  assert.deepEqual(ragged.steps.flatMap((s) => (s.kind === "host" ? [s.why] : [])), ["ragged-dot checks its group sizes at run time (a negative size is an ExecutionError, which no kernel can raise): the interpreter's kernel runs it"]);
+});
