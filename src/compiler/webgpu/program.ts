@@ -98,6 +98,9 @@ const HOST_REASONS: Partial<Record<Opcode, (inst: Instruction) => string>> = {
   raggedDot: () => "ragged-dot checks its group sizes at run time (a negative size is an ExecutionError, which no kernel can raise): the interpreter's kernel runs it",
 };
 
+/** Why an ApproxTopK reaches the planner: decompose expands every one the interpreter would run (compiler/expansions/top_k.ts). */
+const APPROX_TOP_K_LEFT = "ApproxTopK left unexpanded (marked as having a side effect, or a config, operands or results the interpreter refuses; a valid one is a sort and slices): the interpreter's kernel runs it and reports any error";
+
 /** Why an instruction that no fusion took runs on the host. */
 function hostReason(inst: Instruction): string {
   const family = OP_TABLE[inst.opcode].family;
@@ -251,7 +254,7 @@ function planSteps(entry: Computation, ctx: PlanContext, module?: HloModule): { 
       case "customCall": {
         // Only the LAPACK calls that are linalg_wgsl.ts's kernels; any other runs on the host, even with empty results (its side effects).
         const kernel = customCallKernelWgsl(inst as Instruction<"customCall">, limits, MAX_WORKGROUPS_PER_DIMENSION);
-        if (isDeclined(kernel)) addHost(inst, kernel.declined);
+        if (isDeclined(kernel)) addHost(inst, (inst as Instruction<"customCall">).attrs.target === "ApproxTopK" ? APPROX_TOP_K_LEFT : kernel.declined);
         else if (!addEmpty(inst)) addKernelOrHost(inst, kernel);
         continue;
       }

@@ -407,3 +407,16 @@ ENTRY %main (x: f32[3,1], w: f32[2,1,1], g: s32[2]) -> f32[3,1] {
 }`), {});
   assert.deepEqual(ragged.steps.flatMap((s) => (s.kind === "host" ? [s.why] : [])), ["ragged-dot checks its group sizes at run time (a negative size is an ExecutionError, which no kernel can raise): the interpreter's kernel runs it"]);
 });
+
+test("an ApproxTopK the interpreter refuses stays on the host with its reason, and the run reports the interpreter's error", { skip }, async () => {
+  const text = readFileSync(new URL("../../../../test/fixtures/custom_calls/approx_max_k.mlir", import.meta.url), "utf8").replace("top_k = 3 : i64", "top_k = 7 : i64");
+  const plan = planGpuProgram(parseStableHlo(text), {});
+  assert.deepEqual(plan.steps.flatMap((s) => (s.kind === "host" ? [s.why] : [])), [
+    "ApproxTopK left unexpanded (marked as having a side effect, or a config, operands or results the interpreter refuses; a valid one is a sort and slices): the interpreter's kernel runs it and reports any error"]);
+  const exe = await compile(parseStableHlo(text), { backend: "webgpu" });
+  try {
+    await assert.rejects(exe.run([Literal.from("f32", [[1, 2, 3, 4, 5, 6], [1, 2, 3, 4, 5, 6], [1, 2, 3, 4, 5, 6], [1, 2, 3, 4, 5, 6]])]), /ApproxTopK: top_k must be in \[0, 6\], got 7/);
+  } finally {
+    exe.delete();
+  }
+});
