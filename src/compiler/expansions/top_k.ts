@@ -15,6 +15,15 @@ import { parseAttributeDictionary } from "../../interpreter/attribute_dictionary
 import { ELEMENT_TYPES, type ElementType } from "../../types/element_type.js";
 import { arrayShape, shapesEqual, tupleShape, type ArrayShape } from "../../types/shape.js";
 
+/**
+ * The element types whose topK is expanded: those every compiled backend's sort kernel
+ * compares (WGSL's takes 32- and 64-bit integers and f32; the CPU's those and more).
+ * For the others a sort kernel may decline, and the interpreter's sort, which calls the
+ * comparator computation for every comparison, is far slower than its topK, which
+ * compares keys: those topKs stay as they are.
+ */
+const SORTED_EVERYWHERE: ReadonlySet<ElementType> = new Set<ElementType>(["f32", "s32", "u32", "s64", "u64"]);
+
 /** Makes the comparator of a topK of element type `t` (a computation of the module being expanded, made once). */
 export type TopKComparator = (t: ElementType, largest: boolean, indexType: ElementType) => Computation;
 
@@ -34,10 +43,13 @@ function leading(f: InstructionFactory, from: Instruction, x: Instruction, dim: 
   return f.add("slice", [x], { startIndices: dims.map(() => 0), limitIndices: dims.map((d, k) => (k === dim ? count : d)), strides: dims.map(() => 1) }, { from });
 }
 
-/** `inst` (topK) as sort and slices; undefined where its shapes are dynamic (the interpreter checks k against the run-time size). */
+/**
+ * `inst` (topK) as sort and slices; undefined where its shapes are dynamic (the
+ * interpreter checks k against the run-time size) or its type is not SORTED_EVERYWHERE.
+ */
 export function expandTopK(inst: Instruction<"topK">, [operand]: readonly Instruction[], f: InstructionFactory, comparator: TopKComparator): Instruction | undefined {
   const x = operand!.shape;
-  if (x.kind !== "array" || x.dynamicDimensions.some((d) => d) || inst.shape.kind !== "tuple") return undefined;
+  if (x.kind !== "array" || x.dynamicDimensions.some((d) => d) || inst.shape.kind !== "tuple" || !SORTED_EVERYWHERE.has(x.elementType)) return undefined;
   const indexType = (inst.shape.elements[1] as ArrayShape).elementType;
   const last = x.dimensions.length - 1;
   const extras = { from: inst };
