@@ -283,6 +283,9 @@ test("topK runs as the sort kernel and a slice, bit-exact with the interpreter: 
     await checkSame(topK("f32", 9, 4, largest), [`dense<[${chunk(floats(9), 9)}]> : tensor<3x9xf32>`]);
     await checkSame(topK("i32", 9, 9, largest), [`dense<[${chunk(ints(9), 9)}]> : tensor<3x9xi32>`]);
   }
+  const bf16 = planGpuProgram(parseStableHlo(topK("bf16", 9, 4, true)), {});
+  assert.deepEqual(bf16.steps.flatMap((s) => (s.kind === "host" ? [s.why] : [])),
+    ["topK of bf16: only f32 and 32- and 64-bit integer top-k become a sort (the sort kernels compare no other type), so the interpreter's topK runs it"]);
   // 5000 elements a lane: past WebGPU's guaranteed 16 KiB, the bitonic network across dispatches (ties by position).
   await checkSame(topK("f32", 5000, 17, true), [`dense<[${chunk(floats(5000), 5000)}]> : tensor<3x5000xf32>`]);
 });
