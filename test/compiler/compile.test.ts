@@ -5,7 +5,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
   Literal, XlaBuilder, add, arrayShape, constantR0, div, dot, dotGeneral, dynamicUpdateSlice, evaluate, exp, getTupleElement, max, mul, neg, parameter, reduce,
-  reshape, rngUniform, scalarShape, sub, tanh, tuple, type Computation, type ElementType, type XlaOp,
+  parseHlo, parseStableHlo, reshape, rngUniform, scalarShape, sub, tanh, tuple, type Computation, type ElementType, type XlaOp,
 } from "../../src/index.js";
 import { compile, WasmDevice } from "../../src/compiler/index.js";
 import { ExecutionError } from "../../src/types/errors.js";
@@ -204,6 +204,38 @@ test("a reshape between two dots moves no data: it names its operand's bytes", a
   assert.deepEqual(exe.program.steps.map((s) => s.kind), ["kernel", "kernel"], exe.dump());
   const args = [randomLiteral(rng(40), "f32", [4, 6]), randomLiteral(rng(41), "f32", [6, 6]), randomLiteral(rng(42), "f32", [3, 8])];
   assertClose(exe.run(args), evaluate(c, args), 1e-5);
+});
+
+test("identities take no step: an optimization barrier names its operands' bytes, add-dependency its value's, after-all's token none", async () => {
+  // The barrier's first value is read after the dot, so the negate's bytes must outlive it
+  // (aliasing must not let a later kernel write over them); its second is returned as is.
+  const c = parseStableHlo(`func.func @main(%x: tensor<4x4xf32>, %y: tensor<4xf32>) -> (tensor<4x4xf32>, tensor<4xf32>, tensor<4x4xf32>) {
+  %t = stablehlo.after_all : !stablehlo.token
+  %n = stablehlo.negate %x : tensor<4x4xf32>
+  %b:2 = stablehlo.optimization_barrier %n, %y : tensor<4x4xf32>, tensor<4xf32>
+  %d = stablehlo.dot %b#0, %b#0 : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  %e = stablehlo.tanh %d : tensor<4x4xf32>
+  %s = stablehlo.add %e, %b#0 : tensor<4x4xf32>
+  return %s, %b#1, %b#0 : tensor<4x4xf32>, tensor<4xf32>, tensor<4x4xf32>
+}`).entry;
+  const exe = await compile(c);
+  assert.deepEqual(exe.stats.interpreted, [], exe.dump());
+  const args = [randomLiteral(rng(60), "f32", [4, 4]), randomLiteral(rng(61), "f32", [4])];
+  const got = exe.run(args).arrayLeaves(), want = evaluate(c, args).arrayLeaves();
+  got.forEach((g, k) => assertClose(g, want[k]!, 1e-6));
+  assert.deepEqual(got[1]!.values(), args[1]!.values());
+  // add-dependency (HLO only): its value's bytes, read by the kernel after it.
+  const dep = parseHlo(`HloModule dep
+ENTRY %main (x: f32[4]) -> f32[4] {
+  %x = f32[4]{0} parameter(0)
+  %n = f32[4]{0} negate(f32[4]{0} %x)
+  %tok = token[] after-all()
+  %dep = f32[4]{0} add-dependency(f32[4]{0} %n, token[] %tok)
+  ROOT %e = f32[4]{0} exponential(f32[4]{0} %dep)
+}`);
+  const depExe = await compile(dep);
+  assert.deepEqual(depExe.stats.interpreted, [], depExe.dump());
+  assertClose(depExe.run([args[1]!]), evaluate(dep.entry, [args[1]!]), 1e-6);
 });
 
 test("dynamic-update-slice writes in place over an operand that dies at it (a KV-cache update moves only the new row)", async () => {

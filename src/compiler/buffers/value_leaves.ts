@@ -1,7 +1,9 @@
 // The first cases of every step planner (compiler/program.ts for the CPU backends,
 // webgpu/program.ts): the instructions that compute nothing and only name array leaves
-// (parameters, constants, tuples and their elements), so that a step reads or writes
-// leaves, never tuples.
+// (parameters, constants, tuples and their elements, and the identities: an
+// optimization barrier, add-dependency's value, after-all's token, which has no leaves),
+// so that a step reads or writes leaves, never tuples, and no step copies what an
+// identity returns.
 
 import type { Computation, Instruction } from "../../ir/computation.js";
 import type { Storage } from "../../types/literal.js";
@@ -28,8 +30,8 @@ export function firstParameterLeaves(entry: Computation): number[] {
 
 /**
  * The leaves `inst` names when it is a parameter, a constant (its leaves appended to
- * `constants`), a tuple or a get-tuple-element (of the leaves already in `leaves`);
- * undefined for any instruction that computes.
+ * `constants`), a tuple, a get-tuple-element or an identity (of the leaves already in
+ * `leaves`); undefined for any instruction that computes.
  */
 export function namedLeaves(
   inst: Instruction, leaves: ReadonlyMap<Instruction, readonly Location[]>, firstParameterLeaf: readonly number[], constants: ConstantLeaf[],
@@ -47,6 +49,16 @@ export function namedLeaves(
       });
     case "tuple":
       return inst.operands.flatMap((o) => leaves.get(o)!);
+    // A barrier only keeps XLA's scheduler from moving work across it; a plan runs its
+    // steps in program order, so the barrier's values are its operands' bytes. Values
+    // are never written after they are defined: sharing the leaves is safe, as a tuple's.
+    case "optimizationBarrier":
+      return inst.operands.flatMap((o) => leaves.get(o)!);
+    // Tokens order side effects, which the steps keep in program order; they carry no bytes.
+    case "addDependency":
+      return [...leaves.get(inst.operands[0]!)!];
+    case "afterAll":
+      return [];
     case "getTupleElement": {
       const t = inst.operands[0]!;
       const i = (inst as Instruction<"getTupleElement">).attrs.index;

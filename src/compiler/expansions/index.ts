@@ -3,7 +3,9 @@
 // rules as data). Each row says who runs it:
 //  - "compile": the compiler's decompose pass (compiler/passes/decompose.ts), so later
 //    stages (fusion, kernels) only see simpler ops: batch norm (batch_norm.ts), call,
-//    composite and map inlined (calls.ts);
+//    composite and map inlined (calls.ts), select between tuples as its leaves'
+//    selects (select.ts), topK and the ApproxTopK custom call as a stable sort and
+//    slices (top_k.ts), scaled dot as scaled operands and a dot (scaled_dot.ts);
 //  - "lowerChlo": `xlats print --lower-chlo`, CHLO's elementary functions as StableHLO
 //    (chlo.ts) for tools that do not know CHLO. They compute in the element type where
 //    the interpreter's kernels compute in double, so compile keeps the ops (a compiled
@@ -22,6 +24,9 @@ import { scalarShape } from "../../types/shape.js";
 import { expandBatchNorm } from "./batch_norm.js";
 import { expandChlo } from "./chlo.js";
 import { inlineCall, inlineMap, onlyInlined, type Expand, type InlineStack } from "./calls.js";
+import { expandTupleSelect } from "./select.js";
+import { expandScaledDot } from "./scaled_dot.js";
+import { expandApproxTopK, expandTopK, topKComparatorBody } from "./top_k.js";
 
 /** Who runs an expansion (see above). */
 export type ExpansionUse = "compile" | "lowerChlo";
@@ -30,6 +35,8 @@ export type ExpansionUse = "compile" | "lowerChlo";
 export interface ExpansionContext {
   /** The add reducer of an element type (one per type and module, made on first use). */
   sumReducer(t: ElementType): Computation;
+  /** The comparator of a topK's sort (one per element type, direction and index type and module, made on first use). */
+  topKComparator(t: ElementType, largest: boolean, indexType: ElementType): Computation;
   /** Expands an instruction inside a callee being inlined (the table applied again). */
   readonly expand: Expand;
   readonly inlining: InlineStack;
@@ -52,6 +59,15 @@ export const EXPANSIONS: Readonly<Partial<Record<Opcode, Expansion>>> = {
   batchNormTraining: batchNorm, batchNormInference: batchNorm, batchNormGrad: batchNorm,
   call, composite: call,
   map: { use: "compile", expand: (inst, operands, f) => inlineMap(inst as Instruction<"map">, operands, f) },
+  scaledDot: { use: "compile", expand: (inst, operands, f) => expandScaledDot(inst as Instruction<"scaledDot">, operands, f) },
+  topK: { use: "compile", expand: (inst, operands, f, cx) => expandTopK(inst as Instruction<"topK">, operands, f, (t, largest, i) => cx.topKComparator(t, largest, i)) },
+  // Only XLA's ApproxTopK among the custom calls.
+  customCall: {
+    use: "compile",
+    expand: (inst, operands, f) => ((inst as Instruction<"customCall">).attrs.target === "ApproxTopK" ? expandApproxTopK(inst as Instruction<"customCall">, operands, f) : undefined),
+  },
+  // Array selects are left as they are (fusion's); only a select between tuples or tokens is expanded.
+  select: { use: "compile", expand: (inst, operands, f) => expandTupleSelect(inst, operands, f) },
   acos: chlo, asin: chlo, atan: chlo, acosh: chlo, asinh: chlo, atanh: chlo, cosh: chlo, sinh: chlo, erfc: chlo, nextAfter: chlo,
 };
 
@@ -69,29 +85,31 @@ export const EXPANDED: Readonly<Record<ExpansionUse, readonly Opcode[]>> = { com
 /** `module` with the expansions of `use` applied everywhere they apply, and how many instructions were expanded. */
 export function expandModule(module: HloModule, use: ExpansionUse): { module: HloModule; count: number } {
   const names = new Set(module.computations.map((c) => c.name));
-  const reducers = new Map<ElementType, Computation>();
+  const made = new Map<string, Computation>();
+  /** The computation named `base` (or base.k, a name the module does not use yet), built once per module. */
+  const computation = (base: string, body: (f: InstructionFactory) => Instruction): Computation => {
+    let c = made.get(base);
+    if (c === undefined) {
+      let name = base;
+      for (let k = 1; names.has(name); k++) name = `${base}.${k}`;
+      names.add(name);
+      const f = new InstructionFactory(name);
+      c = f.finish(body(f));
+      made.set(base, c);
+    }
+    return c;
+  };
   let count = 0;
   const cx: ExpansionContext = {
-    sumReducer(t) {
-      let r = reducers.get(t);
-      if (r === undefined) {
-        let name = `sum_${t}`;
-        for (let k = 1; names.has(name); k++) name = `sum_${t}.${k}`;
-        names.add(name);
-        const f = new InstructionFactory(name);
-        const a = f.parameter(0, scalarShape(t));
-        const b = f.parameter(1, scalarShape(t));
-        r = f.finish(f.add("add", [a, b], {}));
-        reducers.set(t, r);
-      }
-      return r;
-    },
+    sumReducer: (t) => computation(`sum_${t}`, (f) => f.add("add", [f.parameter(0, scalarShape(t)), f.parameter(1, scalarShape(t))], {})),
+    topKComparator: (t, largest, indexType) =>
+      computation(`top_k_${largest ? "greater" : "less"}_${t}_${indexType}`, (f) => topKComparatorBody(f, t, largest, indexType)),
     expand: (inst, operands, f) => {
       const row = EXPANSIONS[inst.opcode];
       if (row === undefined || row.use !== use) return undefined;
-      const made = row.expand(inst, operands, f, cx);
-      if (made !== undefined) count++;
-      return made;
+      const expanded = row.expand(inst, operands, f, cx);
+      if (expanded !== undefined) count++;
+      return expanded;
     },
     inlining: { depth: 0 },
   };

@@ -9,6 +9,12 @@
 // transposes become copy kernels after fusion; a dot already in GEMM form is left as
 // it is. Exact: only the order of the data changes, not the arithmetic (the contracting
 // dimensions merge in their listed order, the order the interpreter sums them in).
+//
+// A dot of preds (an OR of ANDs over the contraction, as the interpreter's arithmetic has
+// it), where the kernels take s32 products but no pred ones (WebGPU's), becomes the dot of
+// the operands converted to s32 with its sums compared with zero: each product is 0 or 1,
+// so a sum is nonzero exactly when some product is true (a wrap to zero would need a
+// contraction of 2^32 elements).
 
 import type { HloModule, Instruction } from "../../ir/computation.js";
 import type { InstructionFactory } from "../../ir/factory.js";
@@ -16,6 +22,7 @@ import { mapComputations, rebuild } from "../../ir/rewrite.js";
 import { gemmGeometryOfDot } from "../kernel/gemm_plan.js";
 import type { ElementType } from "../../types/element_type.js";
 import type { Pass } from "../../passes/pass.js";
+import { Literal } from "../../types/literal.js";
 
 function transposed(f: InstructionFactory, x: Instruction, permutation: number[], from: Instruction): Instruction {
   return permutation.every((p, i) => p === i) ? x : f.add("transpose", [x], { permutation }, { from });
@@ -70,12 +77,27 @@ function canonicalize(dot: Instruction<"dot">, operands: readonly Instruction[],
 }
 
 /** The decomposer of the dots whose element types `takes` accepts (the rest are left as they are). */
+/** A dot of preds as an s32 dot compared with zero (see above), or undefined. */
+function predDot(dot: Instruction<"dot">, operands: readonly Instruction[], f: InstructionFactory, takes: GemmTypes): Instruction | undefined {
+  const isPred = (x: Instruction): boolean => x.shape.kind === "array" && x.shape.elementType === "pred";
+  if (!isPred(dot) || !operands.every(isPred) || dot.shape.kind !== "array" || takes(["pred", "pred", "pred"]) || !takes(["s32", "s32", "s32"])) return undefined;
+  const extras = { from: dot };
+  const [lhs, rhs] = operands.map((o) => f.add("convert", [o], { elementType: "s32" }, extras)) as [Instruction, Instruction];
+  const plain = f.add("dot", [lhs, rhs], { ...dot.attrs, preferredElementType: "s32" }, extras);
+  const sums = canonicalize(plain, [lhs, rhs], f, takes) ?? plain;
+  const zero = f.add("broadcastInDim", [f.constant(Literal.scalar("s32", 0), extras)], { dimensions: [...dot.shape.dimensions], broadcastDimensions: [] }, extras);
+  return f.add("compare", [sums, zero], { direction: "NE" }, extras);
+}
+
 export function dotDecomposerFor(takes: GemmTypes): Pass {
   return {
     name: "dot-decomposer",
     run(module: HloModule): HloModule {
-      return mapComputations(module, (c) => rebuild(c, (inst, operands, f) =>
-        inst.opcode === "dot" ? canonicalize(inst as Instruction<"dot">, operands, f, takes) : undefined));
+      return mapComputations(module, (c) => rebuild(c, (inst, operands, f) => {
+        if (inst.opcode !== "dot") return undefined;
+        const dot = inst as Instruction<"dot">;
+        return predDot(dot, operands, f, takes) ?? canonicalize(dot, operands, f, takes);
+      }));
     },
   };
 }

@@ -31,7 +31,7 @@ import { rowMajorStrides } from "../../types/index_util.js";
 import { arrayShape, type ArrayShape } from "../../types/shape.js";
 import { DeclinedError, type Declined } from "../kernel/declined.js";
 import { KernelGraph } from "../kernel/graph.js";
-import { reducerKinds } from "../kernel/lower_fusion.js";
+import { lowerScalarBody, reducerKinds } from "../kernel/lower_fusion.js";
 import { INT64_HOLDER, int64Words, WGSL_MUL_32X32 } from "./wgsl_int64.js";
 import { WGSL_HELPERS, WgslValues, wgslMathSources, type WgslMathName } from "./wgsl_values.js";
 import { COMBINE_OP, copyKernelWgsl, WORKGROUP_SIZE, type WgslKernel } from "./wgsl_kernel.js";
@@ -310,47 +310,60 @@ export const COMPUTED_TYPES = "f32, s32, u32, s64 and u64";
 const SCATTER_SCAN_LIMIT = 2 ** 28;
 
 /**
- * Scatter of one input, deterministic: an invocation per element of the result starts
- * from the input's element and scans the update positions (the updates' scatter
+ * Scatter of N inputs, deterministic: an invocation per element of the results starts
+ * from the inputs' elements and scans the update positions (the updates' scatter
  * dimensions) in row-major order, combining each update element that lands on it, so
  * duplicate indices combine in the interpreter's order (the updates' row-major order,
  * which is the positions' order when the update window dims are the trailing ones;
  * other layouts are declined). Indices are not clamped: an update element whose input
  * index falls outside is skipped, element by element, as the interpreter (the spec)
  * does. The update computation is one binary op of its parameters (add, mul, max, min,
- * and, or on f32, s32, u32, with the renderer's NaN and -0 rules), or the update
+ * and, or, with the renderer's NaN and -0 rules), any other scalar body on f32, s32,
+ * u32, s64 and u64 (a subtract; N values: combineFunction), or, for one input, the update
  * itself (a replace, which copies words of any 4- or 8-byte type). The scan costs
  * result elements x update positions: above SCATTER_SCAN_LIMIT it is declined (the
  * host runs it) rather than a kernel that would take seconds.
  */
 export function scatterKernelWgsl(inst: Instruction<"scatter">, maxWorkgroupsPerDimension: number): WgslKernel | Declined {
-  if (inst.operands.length !== 3) return { declined: `webgpu scatter: ${(inst.operands.length - 1) / 2} inputs (the WGSL kernel takes one)` };
-  const [input, indices, updates] = inst.operands.map((o) => o.shape as ArrayShape) as [ArrayShape, ArrayShape, ArrayShape];
+  // Slots: the N inputs, the indices, the N updates, the N results.
+  const n = (inst.operands.length - 1) / 2;
+  const inputs = inst.operands.slice(0, n).map((o) => o.shape as ArrayShape);
+  const indices = inst.operands[n]!.shape as ArrayShape;
+  const updates = inst.operands.slice(n + 1).map((o) => o.shape as ArrayShape);
+  const input = inputs[0]!;
   const { dimensionNumbers: dn, toApply } = inst.attrs;
-  const t = input.elementType;
-  const updDims = updates.dimensions;
+  const types = inputs.map((x) => x.elementType);
+  const updDims = updates[0]!.dimensions;
   const windowCount = dn.updateWindowDims.length;
   if (dn.updateWindowDims.some((d, k) => d !== updDims.length - windowCount + k)) {
     return { declined: "webgpu scatter: update window dims that are not the updates' trailing dims (the kernel's scan order would not be the updates' row-major order)" };
   }
-  if (tooLarge([input, indices, updates])) return { declined: "webgpu scatter: an operand of 2 GiB or more" };
+  if (tooLarge([...inputs, indices, ...updates])) return { declined: "webgpu scatter: an operand of 2 GiB or more" };
   const index = clampedIndexFunction(indices.elementType);
   if (typeof index !== "string") return { declined: `webgpu scatter: ${index.declined}` };
   const root = toApply.root;
-  const replace = root.opcode === "parameter" && (root as Instruction<"parameter">).attrs.number === 1;
-  const element = COMPUTED_ELEMENT[t];
-  let words: number;
+  const replace = n === 1 && root.opcode === "parameter" && (root as Instruction<"parameter">).attrs.number === 1;
+  const name = (x: string, k: number): string => (n === 1 ? x : `${x}${k}`);
+  let words: number[];
+  const elements: ComputedElement[] = [];
   let combine: Combine | undefined;
   if (replace) {
-    const w = elementWords(t, "scatter");
+    const w = elementWords(types[0]!, "scatter");
     if (typeof w !== "number") return w;
-    words = w;
+    words = [w];
   } else {
-    if (element === undefined) return { declined: `webgpu scatter combining ${t} values (the WGSL kernel combines ${COMPUTED_TYPES}, and replaces 4- and 8-byte elements)` };
-    const c = combineExpression(toApply, t, "scatter");
+    for (const t of types) {
+      const element = COMPUTED_ELEMENT[t];
+      if (element === undefined) return { declined: `webgpu scatter combining ${t} values (the WGSL kernel combines ${COMPUTED_TYPES}, and replaces 4- and 8-byte elements of one input)` };
+      elements.push(element);
+    }
+    const c: Combine | Declined = n === 1 ? combineExpression(toApply, types[0]!, "scatter") : (() => {
+      const f = combineFunction(toApply, types, "scatter");
+      return "declined" in f ? f : { ...f, expression: `xk_combine(${[...types.map((_, k) => `acc${k}`), ...types.map((_, k) => `v${k}`)].join(", ")})` };
+    })();
     if ("declined" in c) return c;
     combine = c;
-    words = element.words;
+    words = elements.map((e) => e.words);
   }
   const inDims = input.dimensions;
   const scatterDims = updDims.slice(0, updDims.length - windowCount);
@@ -365,10 +378,11 @@ export function scatterKernelWgsl(inst: Instruction<"scatter">, maxWorkgroupsPer
   const updStrides = rowMajorStrides(updDims);
   // Past any index that can land in the input (dims are under 2^29 elements), and far from i32's ends.
   const far = 2 ** 30;
-  const body = combine === undefined ? [`  var src = (args[0u] >> 2u) + i * ${u(words)};`] : [`  var acc = ${element!.load(`(args[0u] >> 2u) + i * ${u(words)}`)};`];
+  const body = combine === undefined ? [`  var src = (args[0u] >> 2u) + i * ${u(words[0]!)};`]
+    : elements.map((e, k) => `  var ${name("acc", k)} = ${e.load(`(args[${u(k)}] >> 2u) + i * ${u(e.words)}`)};`);
   body.push(`  for (var p = 0u; p < ${u(positions)}; p = p + 1u) {`, "    var rest = p;");
   for (let k = scatterDims.length - 1; k >= 0; k--) body.push(`    let q${k} = rest % ${u(scatterDims[k]!)}; rest = rest / ${u(scatterDims[k]!)};`);
-  body.push(`    let at = args[1u] + ${otherIndexDims.map((d, k) => `q${k} * ${u(indexStrides[d]! * indexBytes)}`).join(" + ") || "0u"};`);
+  body.push(`    let at = args[${u(n)}] + ${otherIndexDims.map((d, k) => `q${k} * ${u(indexStrides[d]! * indexBytes)}`).join(" + ") || "0u"};`);
   // Where the window of position p starts in each input dim, and whether element i is in it.
   const starts: string[][] = inDims.map(() => []);
   dn.scatterDimsToOperandDims.forEach((d, k) => starts[d]!.push(`clampedIndex(at + ${u(k * vectorStep)}, ${i32(-far)}, ${i32(far)})`));
@@ -390,28 +404,49 @@ export function scatterKernelWgsl(inst: Instruction<"scatter">, maxWorkgroupsPer
       updateAt.push(`u32(w${d}) * ${u(updStrides[ud]!)}`);
     }
   });
-  body.push(`    if (${inside.join(" && ") || "true"}) {`, `      let upd = (args[2u] >> 2u) + (${updateAt.join(" + ") || "0u"}) * ${u(words)};`);
-  if (combine === undefined) body.push("      src = upd;");
-  else body.push(`      let v = ${element!.load("upd")};`, `      acc = ${combine.expression};`);
+  body.push(`    if (${inside.join(" && ") || "true"}) {`, `      let upd = ${updateAt.join(" + ") || "0u"};`);
+  if (combine === undefined) body.push(`      src = (args[${u(n + 1)}] >> 2u) + upd * ${u(words[0]!)};`);
+  else {
+    elements.forEach((e, k) => body.push(`      let ${name("v", k)} = ${e.load(`(args[${u(n + 1 + k)}] >> 2u) + upd * ${u(e.words)}`)};`));
+    if (n === 1) body.push(`      acc = ${combine.expression};`);
+    else body.push(`      let c = ${combine.expression};`, ...elements.map((_, k) => `      acc${k} = c.r${k};`));
+  }
   body.push("    }", "  }");
-  const store = combine === undefined ? copyWords(words, 3) : [`  ${element!.store(`(args[3u] >> 2u) + i * ${u(words)}`, "acc")}`];
-  return elementKernel(input, 3, [WGSL_HELPERS, ...wgslMathSources(combine?.math ?? new Set()), index].join("\n"), [...body, ...store], maxWorkgroupsPerDimension);
+  const store = combine === undefined ? copyWords(words[0]!, 3) : elements.map((e, k) => `  ${e.store(`(args[${u(2 * n + 1 + k)}] >> 2u) + i * ${u(e.words)}`, name("acc", k))}`);
+  return elementKernel(input, 3 * n, [WGSL_HELPERS, ...wgslMathSources(combine?.math ?? new Set()), combine?.source ?? "", index].join("\n"), [...body, ...store], maxWorkgroupsPerDimension);
 }
 
+/**
+ * Reduce-window of N inputs (N > 1: argmax-style windows of values and indices): an
+ * invocation per result element folds its window in row-major order from the init
+ * values, a position in padding or in a base-dilation hole feeding the init values, as
+ * the interpreter does. One input combines inline where its computation is one reducer
+ * op; otherwise (and for N > 1) the computation runs as a lowered function.
+ */
 export function reduceWindowKernelWgsl(inst: Instruction<"reduceWindow">, maxWorkgroupsPerDimension: number): WgslKernel | Declined {
-  if (inst.operands.length !== 2) return { declined: `webgpu reduce-window: ${inst.operands.length / 2} inputs (the WGSL kernel takes one)` };
-  const base = inst.operands[0]!.shape as ArrayShape;
-  const shape = inst.shape as ArrayShape;
-  const t = base.elementType;
-  const element = COMPUTED_ELEMENT[t];
-  if (element === undefined) return { declined: `webgpu reduce-window on ${t} (the WGSL kernel takes ${COMPUTED_TYPES})` };
-  if (tooLarge([base, shape])) return { declined: "webgpu reduce-window: an operand of 2 GiB or more" };
-  const combine = combineExpression(inst.attrs.toApply, t, "reduce-window");
+  const n = inst.operands.length / 2;
+  const bases = inst.operands.slice(0, n).map((o) => o.shape as ArrayShape);
+  const shapes = (inst.shape.kind === "tuple" ? inst.shape.elements : [inst.shape]) as ArrayShape[];
+  const base = bases[0]!;
+  const types = bases.map((b) => b.elementType);
+  const elements: ComputedElement[] = [];
+  for (const t of types) {
+    const element = COMPUTED_ELEMENT[t];
+    if (element === undefined) return { declined: `webgpu reduce-window on ${t} (the WGSL kernel takes ${COMPUTED_TYPES})` };
+    elements.push(element);
+  }
+  if (tooLarge([...bases, ...shapes])) return { declined: "webgpu reduce-window: an operand of 2 GiB or more" };
+  const combine: Combine | Declined = n === 1 ? combineExpression(inst.attrs.toApply, types[0]!, "reduce-window") : (() => {
+    const f = combineFunction(inst.attrs.toApply, types, "reduce-window");
+    return "declined" in f ? f : { ...f, expression: `xk_combine(${[...types.map((_, k) => `acc${k}`), ...types.map((_, k) => `v${k}`)].join(", ")})` };
+  })();
   if ("declined" in combine) return combine;
   const window = inst.attrs.window;
   const strides = rowMajorStrides(base.dimensions);
-  const words = element.words;
-  const body = [`  var acc = ${element.load("args[1u] >> 2u")};`, `  for (var wi = 0u; wi < ${u(product(window.map((w) => w.size)))}; wi = wi + 1u) {`, "    var wr = wi;", "    var inside = true;", "    var at = 0u;"];
+  // Slots: the inputs, the init values, the results; names acc, v for one input, acc0.., v0.. for several.
+  const name = (x: string, k: number): string => (n === 1 ? x : `${x}${k}`);
+  const init = (k: number): string => elements[k]!.load(`args[${u(n + k)}] >> 2u`);
+  const body = [...elements.map((_, k) => `  var ${name("acc", k)} = ${init(k)};`), `  for (var wi = 0u; wi < ${u(product(window.map((w) => w.size)))}; wi = wi + 1u) {`, "    var wr = wi;", "    var inside = true;", "    var at = 0u;"];
   // Row-major over the window: its last dimension fastest.
   for (let d = window.length - 1; d >= 0; d--) body.push(`    let k${d} = wr % ${u(window[d]!.size)}; wr = wr / ${u(window[d]!.size)};`);
   window.forEach((w, d) => {
@@ -419,29 +454,92 @@ export function reduceWindowKernelWgsl(inst: Instruction<"reduceWindow">, maxWor
     body.push(`    let p${d} = i32(o${d} * ${u(w.stride)} + ${k} * ${u(w.windowDilation)}) - ${i32(w.paddingLow)};`);
     body.push(`    if (p${d} < 0i || p${d} % ${i32(w.baseDilation)} != 0i || p${d} / ${i32(w.baseDilation)} >= ${i32(base.dimensions[d]!)}) { inside = false; } else { at = at + u32(p${d} / ${i32(w.baseDilation)}) * ${u(strides[d]!)}; }`);
   });
-  body.push(`    var v = ${element.load("args[1u] >> 2u")};`, `    if (inside) { v = ${element.load(`(args[0u] >> 2u) + at * ${u(words)}`)}; }`, `    acc = ${combine.expression};`, "  }");
-  body.push(`  ${element.store(`(args[2u] >> 2u) + i * ${u(words)}`, "acc")}`);
-  return elementKernel(shape, 2, [WGSL_HELPERS, ...wgslMathSources(combine.math)].join("\n"), body, maxWorkgroupsPerDimension);
+  elements.forEach((e, k) => body.push(`    var ${name("v", k)} = ${init(k)};`, `    if (inside) { ${name("v", k)} = ${e.load(`(args[${u(k)}] >> 2u) + at * ${u(e.words)}`)}; }`));
+  if (n === 1) body.push(`    acc = ${combine.expression};`, "  }");
+  else body.push(`    let c = ${combine.expression};`, ...elements.map((_, k) => `    acc${k} = c.r${k};`), "  }");
+  elements.forEach((e, k) => body.push(`  ${e.store(`(args[${u(2 * n + k)}] >> 2u) + i * ${u(e.words)}`, name("acc", k))}`));
+  return elementKernel(shapes[0]!, 3 * n - 1, [WGSL_HELPERS, ...wgslMathSources(combine.math), combine.source].join("\n"), body, maxWorkgroupsPerDimension);
 }
 
-/** The WGSL expression combining `acc` and `v` (values of t), and the math functions it calls (wgsl_int64.ts's for s64 and u64: wgslMathSources). */
+/**
+ * The WGSL expression combining `acc` and `v` (values of t), the function it calls where
+ * it is not one op (`source`, before the kernel), and the math functions it calls
+ * (wgsl_int64.ts's for s64 and u64: wgslMathSources).
+ */
 export interface Combine {
   readonly expression: string;
+  readonly source: string;
   readonly math: ReadonlySet<WgslMathName>;
 }
 
-/** How `toApply` combines `acc` and `v`: one binary op of its two parameters, or why not. */
+/**
+ * How `toApply` combines `acc` and `v`: one binary op of its two parameters inline, or
+ * any other scalar body (a subtract: each update taken from the value in order, as the
+ * interpreter's scatter does) lowered as the fusions' scalar ops are (kernel/lower_fusion.ts)
+ * into a function `xk_combine(acc, v)`; or why not.
+ */
 export function combineExpression(toApply: Computation, t: ElementType, op: string): Combine | Declined {
   const kinds = reducerKinds(toApply, [t]);
-  if (typeof kinds === "string") return { declined: `webgpu ${op}: ${kinds}` };
   try {
-    const values = new WgslValues(new KernelGraph(), NO_NODES);
-    const expression = values.binary(COMBINE_OP[kinds[0]!], t, "acc", "v");
-    return { expression, math: values.math };
+    if (typeof kinds !== "string") {
+      const values = new WgslValues(new KernelGraph(), NO_NODES);
+      return { expression: values.binary(COMBINE_OP[kinds[0]!], t, "acc", "v"), source: "", math: values.math };
+    }
+    if (COMPUTED_ELEMENT[t] === undefined) return { declined: `webgpu ${op}: ${kinds}` };
+    const f = combineFunction(toApply, [t], op);
+    return "declined" in f ? f : { expression: "xk_combine(acc, v)", source: f.source, math: f.math };
   } catch (e) {
     if (e instanceof DeclinedError) return { declined: `webgpu ${op}: ${e.message}` };
     throw e;
   }
+}
+
+/**
+ * The WGSL function `xk_combine(acc0.., v0..)` of an update computation of N values
+ * (`types`, each in COMPUTED_ELEMENT), lowered as the fusions' scalar ops are
+ * (kernel/lower_fusion.ts): one value returned as it is, N > 1 in the struct
+ * XkCombined (fields r0..); or why not.
+ */
+export function combineFunction(toApply: Computation, types: readonly ElementType[], op: string): { source: string; math: ReadonlySet<WgslMathName> } | Declined {
+  const n = types.length;
+  const held: string[] = [];
+  for (const t of types) {
+    const element = COMPUTED_ELEMENT[t];
+    if (element === undefined) return { declined: `webgpu ${op} combining ${t} values (the WGSL kernel combines ${COMPUTED_TYPES})` };
+    held.push(element.wgslType);
+  }
+  const g = new KernelGraph();
+  const names = [...types.map((_, k) => `acc${n === 1 ? "" : k}`), ...types.map((_, k) => `v${n === 1 ? "" : k}`)];
+  const params = [...types, ...types].map((t, k) => g.op("rin", t, [], k));
+  const results = lowerScalarBody(g, toApply, params);
+  if ("declined" in results) return { declined: `webgpu ${op}: the update computation: ${results.declined}` };
+  if (results.length !== n) return { declined: `webgpu ${op}: an update computation with ${results.length} results for ${n} values` };
+  try {
+    const values = new WgslValues(g, { load: NO_NODES.load, leaf: (node) => names[node.attr as number]! });
+    const lines: string[] = [];
+    values.emit(neededNodes(g, results), lines, "  ");
+    const signature = names.map((name, k) => `${name}: ${held[k % n]}`).join(", ");
+    const source = n === 1
+      ? [`fn xk_combine(${signature}) -> ${held[0]} {`, ...lines, `  return ${values.v(results[0]!)};`, "}"]
+      : [`struct XkCombined { ${held.map((h, k) => `r${k}: ${h}`).join(", ")} }`, `fn xk_combine(${signature}) -> XkCombined {`, ...lines,
+        `  return XkCombined(${results.map((r) => values.v(r)).join(", ")});`, "}"];
+    return { source: source.join("\n"), math: values.math };
+  } catch (e) {
+    if (e instanceof DeclinedError) return { declined: `webgpu ${op}: ${e.message}` };
+    throw e;
+  }
+}
+
+/** The nodes `roots` depend on (themselves included), in the graph's order: what a scalar function emits. */
+export function neededNodes(g: KernelGraph, roots: readonly number[]): number[] {
+  const needed = new Set<number>();
+  const visit = (id: number): void => {
+    if (needed.has(id)) return;
+    needed.add(id);
+    for (const a of g.node(id).args) visit(a);
+  };
+  roots.forEach(visit);
+  return [...needed].sort((a, b) => a - b);
 }
 
 /** A combine reads no graph nodes. */

@@ -90,10 +90,20 @@ export interface GpuProgram extends GpuStepList {
   readonly control: GpuControlPlan;
 }
 
+const elementTypeName = (s: Shape): string => (s.kind === "array" ? s.elementType : s.kind);
+
 /** Why ops without a WGSL kernel run on the host, where there is more to say than that. */
 const HOST_REASONS: Partial<Record<Opcode, (inst: Instruction) => string>> = {
   rng: () => "rng draws from the interpreter's random stream (not a counter-based generator a kernel could compute)",
+  // A kernel cannot raise the error, and rewriting it as a dot against every group would
+  // drop the check and multiply the work (and the product's memory) by the group count.
+  // decompose expands the others into the sort kernel (compiler/expansions/top_k.ts).
+  topK: (inst) => `topK of ${elementTypeName(inst.operands[0]!.shape)}: only f32 and 32- and 64-bit integer top-k become a sort (the sort kernels compare no other type), so the interpreter's topK runs it`,
+  raggedDot: () => "ragged-dot checks its group sizes at run time (a negative size is an ExecutionError, which no kernel can raise): the interpreter's kernel runs it",
 };
+
+/** Why an ApproxTopK reaches the planner: decompose expands every one the interpreter would run (compiler/expansions/top_k.ts). */
+const APPROX_TOP_K_LEFT = "ApproxTopK left unexpanded (marked as having a side effect, or a config, operands or results the interpreter refuses; a valid one is a sort and slices): the interpreter's kernel runs it and reports any error";
 
 /** Why an instruction that no fusion took runs on the host. */
 function hostReason(inst: Instruction): string {
@@ -248,7 +258,7 @@ function planSteps(entry: Computation, ctx: PlanContext, module?: HloModule): { 
       case "customCall": {
         // Only the LAPACK calls that are linalg_wgsl.ts's kernels; any other runs on the host, even with empty results (its side effects).
         const kernel = customCallKernelWgsl(inst as Instruction<"customCall">, limits, MAX_WORKGROUPS_PER_DIMENSION);
-        if (isDeclined(kernel)) addHost(inst, kernel.declined);
+        if (isDeclined(kernel)) addHost(inst, (inst as Instruction<"customCall">).attrs.target === "ApproxTopK" ? APPROX_TOP_K_LEFT : kernel.declined);
         else if (!addEmpty(inst)) addKernelOrHost(inst, kernel);
         continue;
       }

@@ -94,5 +94,5 @@ export function selectAndScatterKernelWgsl(inst: Instruction<"selectAndScatter">
     "  }",
     `  ${element.store(`(args[3u] >> 2u) + i * ${u(words)}`, "acc")}`,
   );
-  return elementKernel(operand, 3, [WGSL_HELPERS, ...wgslMathSources(new Set([...combine.math, ...keep.math])), keep.source].join("\n"), body, maxWorkgroupsPerDimension);
+  return elementKernel(operand, 3, [WGSL_HELPERS, ...wgslMathSources(new Set([...combine.math, ...keep.math])), combine.source, keep.source].join("\n"), body, maxWorkgroupsPerDimension);
 }

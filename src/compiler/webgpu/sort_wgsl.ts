@@ -23,7 +23,7 @@ import { arrayShape, type ArrayShape } from "../../types/shape.js";
 import { DeclinedError, type Declined } from "../kernel/declined.js";
 import { KernelGraph } from "../kernel/graph.js";
 import { lowerScalarBody } from "../kernel/lower_fusion.js";
-import { COMPUTED_ELEMENT, COMPUTED_TYPES, elementKernel, elementWords, product, tooLarge, u } from "./op_kernels_wgsl.js";
+import { COMPUTED_ELEMENT, COMPUTED_TYPES, elementKernel, elementWords, neededNodes, product, tooLarge, u } from "./op_kernels_wgsl.js";
 import { WGSL_HELPERS, WgslValues, wgslMathSources, type WgslMathName } from "./wgsl_values.js";
 import type { WgslKernel } from "./wgsl_kernel.js";
 import type { GpuLimits } from "./gemm_tiles_wgsl.js";
@@ -53,16 +53,9 @@ function comparatorFunction(inst: Instruction<"sort">, stride: number): { source
     leaf: (n) => leaf(n.attr as number),
   });
   // Only what the result depends on: operands the comparator does not read may be of any type.
-  const needed = new Set<number>();
-  const visit = (id: number): void => {
-    if (needed.has(id)) return;
-    needed.add(id);
-    for (const a of g.node(id).args) visit(a);
-  };
-  visit(results[0]!);
   const lines: string[] = [];
   try {
-    values.emit([...needed].sort((a, b) => a - b), lines, "  ");
+    values.emit(neededNodes(g, [results[0]!]), lines, "  ");
   } catch (e) {
     if (e instanceof DeclinedError) return { declined: e.message.startsWith("webgpu sort") ? e.message : `webgpu sort: the comparator: ${e.message}` };
     throw e;

@@ -6,13 +6,13 @@
 
 import { after, test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { compile } from "../../../src/compiler/index.js";
 import { releaseGpu } from "../../../src/compiler/webgpu/adapter.js";
 import { dumpGpuProgram } from "../../../src/compiler/webgpu/executable.js";
 import { planGpuProgram } from "../../../src/compiler/webgpu/program.js";
 import { DEFAULT_GPU_LIMITS } from "../../../src/compiler/webgpu/gemm_tiles_wgsl.js";
-import { parseMlirLiteral, parseStableHlo } from "../../../src/index.js";
+import { evaluate, Literal, parseHlo, parseMlirLiteral, parseStableHlo, readNpz } from "../../../src/index.js";
 import { checkSame, chunk, scatter, selectAndScatter, sort } from "./op_programs.js";
 
 const hasDriver = process.env["VK_ICD_FILENAMES"] !== undefined || existsSync("/usr/lib/chromium/vk_swiftshader_icd.json");
@@ -221,5 +221,205 @@ test("select-and-scatter runs as a kernel, bit-exact with the interpreter: overl
   for (const dir of ["GE", "GT"]) {
     await checkSame(...selectAndScatter("f32", dir, floats, fsource));
     await checkSame(...selectAndScatter("i32", dir, ints, isource));
+  }
+});
+
+test("identities take no step on the GPU either: an optimization barrier names its operands' bytes, after-all's token none", { skip }, async () => {
+  const text = `func.func @main(%x: tensor<3x5xf32>, %y: tensor<5xi32>) -> (tensor<3x5xf32>, tensor<5xi32>, tensor<3x5xf32>) {
+  %t = stablehlo.after_all : !stablehlo.token
+  %n = stablehlo.negate %x : tensor<3x5xf32>
+  %b:2 = stablehlo.optimization_barrier %n, %y : tensor<3x5xf32>, tensor<5xi32>
+  %e = stablehlo.exponential %b#0 : tensor<3x5xf32>
+  %cst = stablehlo.constant dense<0.0> : tensor<f32>
+  %r = stablehlo.reduce(%e init: %cst) applies stablehlo.maximum across dimensions = [1] : (tensor<3x5xf32>, tensor<f32>) -> tensor<3xf32>
+  %rb = stablehlo.broadcast_in_dim %r, dims = [0] : (tensor<3xf32>) -> tensor<3x5xf32>
+  %s = stablehlo.subtract %b#0, %rb : tensor<3x5xf32>
+  return %s, %b#1, %b#0 : tensor<3x5xf32>, tensor<5xi32>, tensor<3x5xf32>
+}`;
+  const plan = planGpuProgram(parseStableHlo(text), {});
+  assert.deepEqual(plan.steps.filter((s) => s.kind === "host").map((s) => s.name), [], dumpGpuProgram(plan));
+  await checkSame(text, [`dense<[${chunk(Array.from({ length: 15 }, (_, k) => (k === 4 ? "-0.0" : ((k * 5) % 7 - 3.5).toFixed(2))), 5)}]> : tensor<3x5xf32>`, "dense<[1, -2, 3, 2147483647, -2147483648]> : tensor<5xi32>"]);
+});
+
+test("a select between tuples (a scalar pred) runs as its leaves' selects in a kernel, the interpreter's bits for either pred", { skip }, async () => {
+  const program = parseHlo(`HloModule tsel
+ENTRY %main (p: pred[], x: f32[5], y: s32[2,3]) -> (f32[5], (s32[2,3], s32[2,3])) {
+  %p = pred[] parameter(0)
+  %x = f32[5]{0} parameter(1)
+  %y = s32[2,3]{1,0} parameter(2)
+  %nx = f32[5]{0} negate(f32[5]{0} %x)
+  %ny = s32[2,3]{1,0} negate(s32[2,3]{1,0} %y)
+  %ia = (s32[2,3]{1,0}, s32[2,3]{1,0}) tuple(s32[2,3]{1,0} %y, s32[2,3]{1,0} %ny)
+  %ib = (s32[2,3]{1,0}, s32[2,3]{1,0}) tuple(s32[2,3]{1,0} %ny, s32[2,3]{1,0} %y)
+  %a = (f32[5]{0}, (s32[2,3]{1,0}, s32[2,3]{1,0})) tuple(f32[5]{0} %x, (s32[2,3]{1,0}, s32[2,3]{1,0}) %ia)
+  %b = (f32[5]{0}, (s32[2,3]{1,0}, s32[2,3]{1,0})) tuple(f32[5]{0} %nx, (s32[2,3]{1,0}, s32[2,3]{1,0}) %ib)
+  ROOT %s = (f32[5]{0}, (s32[2,3]{1,0}, s32[2,3]{1,0})) select(pred[] %p, (f32[5]{0}, (s32[2,3]{1,0}, s32[2,3]{1,0})) %a, (f32[5]{0}, (s32[2,3]{1,0}, s32[2,3]{1,0})) %b)
+}`);
+  const plan = planGpuProgram(program, {});
+  assert.deepEqual(plan.steps.filter((s) => s.kind === "host").map((s) => s.name), [], dumpGpuProgram(plan));
+  const exe = await compile(program, { backend: "webgpu" });
+  try {
+    for (const p of [0, 1]) {
+      const args = [Literal.scalar("pred", p), Literal.from("f32", [1.5, -0, NaN, -2.25, 3e38]), Literal.fromValues("s32", [2, 3], [1, -2, 3, -2147483648, 2147483647, 0])];
+      const got = (await exe.run(args)).arrayLeaves(), want = evaluate(program.entry, args).arrayLeaves();
+      got.forEach((g, k) => assert.deepEqual(g.values(), want[k]!.values()));
+    }
+  } finally {
+    exe.delete();
+  }
+});
+
+test("topK runs as the sort kernel and a slice, bit-exact with the interpreter: NaNs of both signs, -0 and +0, ties to the lower index; a lane longer than workgroup memory", { skip }, async () => {
+  const topK = (t: string, n: number, k: number, largest: boolean): string => `func.func @main(%x: tensor<3x${n}x${t}>) -> (tensor<3x${k}x${t}>, tensor<3x${k}xi32>) {
+  %v, %i = chlo.top_k(%x, k = ${k}${largest ? "" : ", largest = false"}) : tensor<3x${n}x${t}> -> (tensor<3x${k}x${t}>, tensor<3x${k}xi32>)
+  return %v, %i : tensor<3x${k}x${t}>, tensor<3x${k}xi32>
+}`;
+  const special = ["0x7FC00000", "0xFFC00001", "-0.0", "0.0", "0x7F800000", "0xFF800000"];
+  const floats = (n: number): string[] => Array.from({ length: 3 * n }, (_, k) => (k % 11 < special.length ? special[k % 11]! : String(((k * 37) % 9) - 4)));
+  const ints = (n: number): string[] => Array.from({ length: 3 * n }, (_, k) => String(k % 13 === 0 ? -2147483648 : ((k * 37) % 9) - 4));
+  const plan = planGpuProgram(parseStableHlo(topK("f32", 9, 4, true)), {});
+  assert.deepEqual(plan.steps.filter((s) => s.kind === "host").map((s) => s.name), [], dumpGpuProgram(plan));
+  for (const largest of [true, false]) {
+    await checkSame(topK("f32", 9, 4, largest), [`dense<[${chunk(floats(9), 9)}]> : tensor<3x9xf32>`]);
+    await checkSame(topK("i32", 9, 9, largest), [`dense<[${chunk(ints(9), 9)}]> : tensor<3x9xi32>`]);
+  }
+  const bf16 = planGpuProgram(parseStableHlo(topK("bf16", 9, 4, true)), {});
+  assert.deepEqual(bf16.steps.flatMap((s) => (s.kind === "host" ? [s.why] : [])),
+    ["topK of bf16: only f32 and 32- and 64-bit integer top-k become a sort (the sort kernels compare no other type), so the interpreter's topK runs it"]);
+  // 5000 elements a lane: past WebGPU's guaranteed 16 KiB, the bitonic network across dispatches (ties by position).
+  await checkSame(topK("f32", 5000, 17, true), [`dense<[${chunk(floats(5000), 5000)}]> : tensor<3x5000xf32>`]);
+});
+
+test("XLA's ApproxTopK (JAX's approx_max_k, approx_min_k, as exported) runs as the sort kernel and slices, bit-exact with the interpreter", { skip }, async () => {
+  const dir = new URL("../../../../test/fixtures/custom_calls/", import.meta.url);
+  for (const name of ["approx_max_k", "approx_max_k_not_aggregated", "approx_min_k_dim0"]) {
+    const text = readFileSync(new URL(`${name}.mlir`, dir), "utf8");
+    const plan = planGpuProgram(parseStableHlo(text), {});
+    assert.deepEqual(plan.steps.filter((s) => s.kind === "host").map((s) => s.name), [], dumpGpuProgram(plan));
+    const x = readNpz(new Uint8Array(readFileSync(new URL(`${name}.npz`, dir)))).get("arg0")!;
+    const shape = x.arrayShape;
+    await checkSame(text, [`dense<[${chunk(x.values().map((v) => String(v)), shape.dimensions.at(-1)!)}]> : tensor<${shape.dimensions.join("x")}x${shape.elementType}>`]);
+  }
+});
+
+test("a scaled dot (f8 operands, e8m0 block scales) runs as scaling loop kernels and the GEMM kernel, the interpreter's bits", { skip }, async () => {
+  const program = parseHlo(`HloModule sd
+ENTRY %main (l: f8e4m3fn[3,8], ls: f8e8m0fnu[3,2], r: f8e5m2[8,5], rs: f8e8m0fnu[2,5]) -> f32[3,5] {
+  %l = f8e4m3fn[3,8]{1,0} parameter(0)
+  %ls = f8e8m0fnu[3,2]{1,0} parameter(1)
+  %r = f8e5m2[8,5]{1,0} parameter(2)
+  %rs = f8e8m0fnu[2,5]{1,0} parameter(3)
+  ROOT %d = f32[3,5]{1,0} scaled-dot(f8e4m3fn[3,8]{1,0} %l, f8e5m2[8,5]{1,0} %r, f8e8m0fnu[3,2]{1,0} %ls, f8e8m0fnu[2,5]{1,0} %rs), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}`);
+  const plan = planGpuProgram(program, {});
+  assert.deepEqual(plan.steps.filter((s) => s.kind === "host").map((s) => s.name), [], dumpGpuProgram(plan));
+  // Small powers of two and their sums: every product and partial sum is exact, so any order of the sum gives the interpreter's bits.
+  const args = [
+    Literal.fromValues("f8e4m3fn", [3, 8], Array.from({ length: 24 }, (_, k) => (k % 5 === 0 ? -0 : ((k % 7) - 3) * 0.5))),
+    Literal.fromValues("f8e8m0fnu", [3, 2], [1, 2, 0.5, 4, 0.25, 8]),
+    Literal.fromValues("f8e5m2", [8, 5], Array.from({ length: 40 }, (_, k) => ((k % 6) - 2) * 0.25)),
+    Literal.fromValues("f8e8m0fnu", [2, 5], [1, 2, 4, 8, 16, 0.5, 0.25, 1, 2, 4]),
+  ];
+  const exe = await compile(program, { backend: "webgpu" });
+  try {
+    const got = await exe.run(args);
+    assert.deepEqual(got.values(), evaluate(program.entry, args).values());
+  } finally {
+    exe.delete();
+  }
+});
+
+test("update computations other than one reducer op run in the kernels as a lowered function: scatter subtract (duplicates in order), a reduce-window of x·y+v, the interpreter's bits", { skip }, async () => {
+  const indices = "dense<[[2, 3], [0, 1], [2, 3], [4294967298, 1], [2, 3]]> : tensor<5x2xi64>";
+  const dims = "update_window_dims = [], inserted_window_dims = [0, 1], scatter_dims_to_operand_dims = [0, 1], index_vector_dim = 1";
+  const sub = (t: string): string => scatter({ x: `3x4x${t}`, i: "5x2xi64", u: `5x${t}`, t }, dims, "%s = stablehlo.subtract %a, %b : T\n    stablehlo.return %s : T");
+  const plan = planGpuProgram(parseStableHlo(sub("f32")), {});
+  assert.deepEqual(plan.steps.filter((s) => s.kind === "host").map((s) => s.name), [], dumpGpuProgram(plan));
+  // f32 updates whose differences round differently in another order; s32 ones that wrap.
+  await checkSame(sub("f32"), [`dense<[${chunk(Array.from({ length: 12 }, (_, k) => (k === 11 ? "1.0e8" : String(k + 0.5))), 4)}]> : tensor<3x4xf32>`, indices, "dense<[0.3, -0.0, 1.0, 7.0, 3.0e-8]> : tensor<5xf32>"]);
+  await checkSame(sub("i32"), [`dense<[${chunk(Array.from({ length: 12 }, (_, k) => String(k * 3 - 20)), 4)}]> : tensor<3x4xi32>`, indices, "dense<[2147483647, -5, -2147483648, 9, 10]> : tensor<5xi32>"]);
+  await checkSame(`func.func @main(%x: tensor<4x5xf32>, %init: tensor<f32>) -> tensor<3x4xf32> {
+  %0 = "stablehlo.reduce_window"(%x, %init) ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %m = stablehlo.multiply %a, %b : tensor<f32>
+    %s = stablehlo.add %m, %b : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) {window_dimensions = array<i64: 2, 2>, window_strides = array<i64: 1, 1>} : (tensor<4x5xf32>, tensor<f32>) -> tensor<3x4xf32>
+  return %0 : tensor<3x4xf32>
+}`, [`dense<[${chunk(Array.from({ length: 20 }, (_, k) => (k === 7 ? "0x7FC00000" : ((k % 7) * 0.3 - 1).toFixed(2))), 5)}]> : tensor<4x5xf32>`, "dense<1.1> : tensor<f32>"]);
+});
+
+test("reduce-window of two inputs (an argmax window: values and indices, ties to the first, NaN wins, padding) runs as a kernel, the interpreter's bits", { skip }, async () => {
+  const text = `func.func @main(%x: tensor<4x6xf32>, %i: tensor<4x6xi32>) -> (tensor<3x3xf32>, tensor<3x3xi32>) {
+  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %none = stablehlo.constant dense<-1> : tensor<i32>
+  %0:2 = "stablehlo.reduce_window"(%x, %i, %ninf, %none) ({
+  ^bb0(%a: tensor<f32>, %ai: tensor<i32>, %b: tensor<f32>, %bi: tensor<i32>):
+    %gt = stablehlo.compare GT, %b, %a : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    %nan = stablehlo.compare NE, %b, %b : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    %anan = stablehlo.compare NE, %a, %a : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    %take0 = stablehlo.or %gt, %nan : tensor<i1>
+    %keep = stablehlo.not %anan : tensor<i1>
+    %take = stablehlo.and %take0, %keep : tensor<i1>
+    %v = stablehlo.select %take, %b, %a : tensor<i1>, tensor<f32>
+    %j = stablehlo.select %take, %bi, %ai : tensor<i1>, tensor<i32>
+    stablehlo.return %v, %j : tensor<f32>, tensor<i32>
+  }) {window_dimensions = array<i64: 2, 3>, window_strides = array<i64: 1, 2>, padding = dense<[[0, 0], [1, 0]]> : tensor<2x2xi64>} : (tensor<4x6xf32>, tensor<4x6xi32>, tensor<f32>, tensor<i32>) -> (tensor<3x3xf32>, tensor<3x3xi32>)
+  return %0#0, %0#1 : tensor<3x3xf32>, tensor<3x3xi32>
+}`;
+  const plan = planGpuProgram(parseStableHlo(text), {});
+  assert.deepEqual(plan.steps.filter((s) => s.kind === "host").map((s) => s.name), [], dumpGpuProgram(plan));
+  const x = Array.from({ length: 24 }, (_, k) => (k === 9 ? "0x7FC00000" : k === 14 ? "-0.0" : String(((k * 5) % 4) - 1)));
+  await checkSame(text, [`dense<[${chunk(x, 6)}]> : tensor<4x6xf32>`, `dense<[${chunk(Array.from({ length: 24 }, (_, k) => String(k)), 6)}]> : tensor<4x6xi32>`]);
+});
+
+test("scatter of two inputs (values and their positions, a max-with-index update: duplicates in order) runs as a kernel, the interpreter's bits", { skip }, async () => {
+  const text = `func.func @main(%x: tensor<6xf32>, %xi: tensor<6xi32>, %i: tensor<5x1xi32>, %u: tensor<5xf32>, %ui: tensor<5xi32>) -> (tensor<6xf32>, tensor<6xi32>) {
+  %0:2 = "stablehlo.scatter"(%x, %xi, %i, %u, %ui) ({
+  ^bb0(%a: tensor<f32>, %ai: tensor<i32>, %b: tensor<f32>, %bi: tensor<i32>):
+    %ge = stablehlo.compare GE, %b, %a : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    %v = stablehlo.select %ge, %b, %a : tensor<i1>, tensor<f32>
+    %d = stablehlo.subtract %ai, %bi : tensor<i32>
+    %j = stablehlo.select %ge, %bi, %d : tensor<i1>, tensor<i32>
+    stablehlo.return %v, %j : tensor<f32>, tensor<i32>
+  }) {scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>, indices_are_sorted = false, unique_indices = false} : (tensor<6xf32>, tensor<6xi32>, tensor<5x1xi32>, tensor<5xf32>, tensor<5xi32>) -> (tensor<6xf32>, tensor<6xi32>)
+  return %0#0, %0#1 : tensor<6xf32>, tensor<6xi32>
+}`;
+  const plan = planGpuProgram(parseStableHlo(text), {});
+  assert.deepEqual(plan.steps.filter((s) => s.kind === "host").map((s) => s.name), [], dumpGpuProgram(plan));
+  await checkSame(text, ["dense<[1.0, -0.0, 3.0, 0x7FC00000, 5.0, 2.0]> : tensor<6xf32>", "dense<[0, 1, 2, 3, 4, 5]> : tensor<6xi32>",
+    "dense<[[2], [0], [2], [9], [1]]> : tensor<5x1xi32>", "dense<[3.0, 0.5, 2.0, 8.0, 0.0]> : tensor<5xf32>", "dense<[10, 11, 12, 13, 14]> : tensor<5xi32>"]);
+});
+
+test("a dot of preds runs as an s32 GEMM compared with zero (the interpreter's OR of ANDs); a ragged dot stays on the host with its reason", { skip }, async () => {
+  const text = `func.func @main(%a: tensor<2x3x5xi1>, %b: tensor<2x5x4xi1>) -> tensor<2x3x4xi1> {
+  %0 = stablehlo.dot_general %a, %b, batching_dims = [0] x [0], contracting_dims = [2] x [1] : (tensor<2x3x5xi1>, tensor<2x5x4xi1>) -> tensor<2x3x4xi1>
+  return %0 : tensor<2x3x4xi1>
+}`;
+  const plan = planGpuProgram(parseStableHlo(text), {});
+  assert.deepEqual(plan.steps.filter((s) => s.kind === "host").map((s) => s.name), [], dumpGpuProgram(plan));
+  const bits = (n: number, seed: number): string => Array.from({ length: n }, (_, k) => ((k * seed) % 7 < 2 ? "true" : "false")).join(", ");
+  await checkSame(text, [`dense<[[${chunk(bits(15, 3).split(", "), 5)}], [${chunk(bits(15, 5).split(", "), 5)}]]> : tensor<2x3x5xi1>`,
+    `dense<[[${chunk(bits(20, 2).split(", "), 4)}], [${chunk(bits(20, 4).split(", "), 4)}]]> : tensor<2x5x4xi1>`]);
+  const ragged = planGpuProgram(parseHlo(`HloModule r
+ENTRY %main (x: f32[3,1], w: f32[2,1,1], g: s32[2]) -> f32[3,1] {
+  %x = f32[3,1]{1,0} parameter(0)
+  %w = f32[2,1,1]{2,1,0} parameter(1)
+  %g = s32[2]{0} parameter(2)
+  ROOT %d = f32[3,1]{1,0} ragged-dot(f32[3,1]{1,0} %x, f32[2,1,1]{2,1,0} %w, s32[2]{0} %g), lhs_contracting_dims={1}, rhs_contracting_dims={1}, lhs_ragged_dims={0}, rhs_group_dims={0}
+}`), {});
+  assert.deepEqual(ragged.steps.flatMap((s) => (s.kind === "host" ? [s.why] : [])), ["ragged-dot checks its group sizes at run time (a negative size is an ExecutionError, which no kernel can raise): the interpreter's kernel runs it"]);
+});
+
+test("an ApproxTopK the interpreter refuses stays on the host with its reason, and the run reports the interpreter's error", { skip }, async () => {
+  const text = readFileSync(new URL("../../../../test/fixtures/custom_calls/approx_max_k.mlir", import.meta.url), "utf8").replace("top_k = 3 : i64", "top_k = 7 : i64");
+  const plan = planGpuProgram(parseStableHlo(text), {});
+  assert.deepEqual(plan.steps.flatMap((s) => (s.kind === "host" ? [s.why] : [])), [
+    "ApproxTopK left unexpanded (marked as having a side effect, or a config, operands or results the interpreter refuses; a valid one is a sort and slices): the interpreter's kernel runs it and reports any error"]);
+  const exe = await compile(parseStableHlo(text), { backend: "webgpu" });
+  try {
+    await assert.rejects(exe.run([Literal.from("f32", [[1, 2, 3, 4, 5, 6], [1, 2, 3, 4, 5, 6], [1, 2, 3, 4, 5, 6], [1, 2, 3, 4, 5, 6]])]), /ApproxTopK: top_k must be in \[0, 6\], got 7/);
+  } finally {
+    exe.delete();
   }
 });
