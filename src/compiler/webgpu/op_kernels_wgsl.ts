@@ -26,6 +26,7 @@
 
 import type { Computation, Instruction } from "../../ir/computation.js";
 import { complementDims } from "../../ir/shape/dim_checks.js";
+import { appendAll } from "../../types/arrays.js";
 import { ELEMENT_TYPES, type ElementType } from "../../types/element_type.js";
 import { rowMajorStrides } from "../../types/index_util.js";
 import { arrayShape, type ArrayShape } from "../../types/shape.js";
@@ -408,8 +409,7 @@ export function scatterKernelWgsl(inst: Instruction<"scatter">, maxWorkgroupsPer
   if (combine === undefined) body.push(`      src = (args[${u(n + 1)}] >> 2u) + upd * ${u(words[0]!)};`);
   else {
     elements.forEach((e, k) => body.push(`      let ${name("v", k)} = ${e.load(`(args[${u(n + 1 + k)}] >> 2u) + upd * ${u(e.words)}`)};`));
-    if (n === 1) body.push(`      acc = ${combine.expression};`);
-    else body.push(`      let c = ${combine.expression};`, ...elements.map((_, k) => `      acc${k} = c.r${k};`));
+    appendAll(body, combinedAssignments(combine.expression, n, "      "));
   }
   body.push("    }", "  }");
   const store = combine === undefined ? copyWords(words[0]!, 3) : elements.map((e, k) => `  ${e.store(`(args[${u(2 * n + 1 + k)}] >> 2u) + i * ${u(e.words)}`, name("acc", k))}`);
@@ -455,8 +455,8 @@ export function reduceWindowKernelWgsl(inst: Instruction<"reduceWindow">, maxWor
     body.push(`    if (p${d} < 0i || p${d} % ${i32(w.baseDilation)} != 0i || p${d} / ${i32(w.baseDilation)} >= ${i32(base.dimensions[d]!)}) { inside = false; } else { at = at + u32(p${d} / ${i32(w.baseDilation)}) * ${u(strides[d]!)}; }`);
   });
   elements.forEach((e, k) => body.push(`    var ${name("v", k)} = ${init(k)};`, `    if (inside) { ${name("v", k)} = ${e.load(`(args[${u(k)}] >> 2u) + at * ${u(e.words)}`)}; }`));
-  if (n === 1) body.push(`    acc = ${combine.expression};`, "  }");
-  else body.push(`    let c = ${combine.expression};`, ...elements.map((_, k) => `    acc${k} = c.r${k};`), "  }");
+  appendAll(body, combinedAssignments(combine.expression, n, "    "));
+  body.push("  }");
   elements.forEach((e, k) => body.push(`  ${e.store(`(args[${u(2 * n + k)}] >> 2u) + i * ${u(e.words)}`, name("acc", k))}`));
   return elementKernel(shapes[0]!, 3 * n - 1, [WGSL_HELPERS, ...wgslMathSources(combine.math), combine.source].join("\n"), body, maxWorkgroupsPerDimension);
 }
@@ -492,6 +492,14 @@ export function combineExpression(toApply: Computation, t: ElementType, op: stri
     if (e instanceof DeclinedError) return { declined: `webgpu ${op}: ${e.message}` };
     throw e;
   }
+}
+
+/** The statements that set the accumulators to `expression` (a call of xk_combine): acc for one value, acc0.. from XkCombined's fields for N. */
+function combinedAssignments(expression: string, n: number, indent: string): string[] {
+  if (n === 1) return [`${indent}acc = ${expression};`];
+  const lines = [`${indent}let c = ${expression};`];
+  for (let k = 0; k < n; k++) lines.push(`${indent}acc${k} = c.r${k};`);
+  return lines;
 }
 
 /**
