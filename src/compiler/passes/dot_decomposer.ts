@@ -76,7 +76,6 @@ function canonicalize(dot: Instruction<"dot">, operands: readonly Instruction[],
   return reshaped(f, product, [...dot.shape.dimensions], dot);
 }
 
-/** The decomposer of the dots whose element types `takes` accepts (the rest are left as they are). */
 /** A dot of preds as an s32 dot compared with zero (see above), or undefined. */
 function predDot(dot: Instruction<"dot">, operands: readonly Instruction[], f: InstructionFactory, takes: GemmTypes): Instruction | undefined {
   const isPred = (x: Instruction): boolean => x.shape.kind === "array" && x.shape.elementType === "pred";
@@ -89,6 +88,7 @@ function predDot(dot: Instruction<"dot">, operands: readonly Instruction[], f: I
   return f.add("compare", [sums, zero], { direction: "NE" }, extras);
 }
 
+/** The decomposer of the dots whose element types `takes` accepts (the rest are left as they are). */
 export function dotDecomposerFor(takes: GemmTypes): Pass {
   return {
     name: "dot-decomposer",
