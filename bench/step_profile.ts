@@ -25,8 +25,8 @@
 // are split into their kernels, the glue inside the lists between kernels, and the
 // JavaScript before, between and after the lists (the sum of the steps' best times is no
 // run's: each step's best comes from another run, so it understates every run's kernels).
-// Untimed runs (three after each turn) give what a run costs without the profile's own
-// clock reads, split into the call lists and the rest.
+// Untimed runs (three a turn, between the timed ones) give what a run costs without the
+// profile's own clock reads, split into the call lists and the rest.
 //   node dist/bench/step_profile.js [only=mlp-infer|gpt2|encoder] [phase=prefill|decode] [backend=native|wasm] [rounds=10] [top=25] [threads=1,2] [copied]
 
 import { compile, WasmDevice, type DeviceArray, type Executable } from "../src/compiler/index.js";
@@ -139,66 +139,80 @@ for (const s of setups) {
     }
   }
 }
+/** One timed run of s: its steps' times, its best whole run, its split (counted: not a warm-up). */
+function timedRun(s: Timed, counted: boolean): void {
+  const { perRun } = s;
+  perRun.clear();
+  const times = s.exe.kernelTimes!;
+  times.fill(0);
+  lists.first = 0n;
+  lists.inside = 0;
+  lists.cpu = 0;
+  const c0 = process.cpuUsage();
+  const t0 = process.hrtime.bigint();
+  s.exe.execute(s.args).forEach((o, j) => { if (donated.includes(j)) s.args[j] = o; else o.delete(); });
+  const t1 = process.hrtime.bigint();
+  const total = Number(t1 - t0) / 1e3;
+  const c = process.cpuUsage(c0);
+  let listed = 0;
+  for (const [k, name] of s.names) {
+    if (times[k] === 0) continue;
+    listed += times[k]! / 1e3;
+    perRun.set(name, { wall: (perRun.get(name)?.wall ?? 0) + times[k]! / 1e3 });
+  }
+  if (!counted) return;
+  s.total = Math.min(s.total, total);
+  s.totalCpu = Math.min(s.totalCpu, c.user + c.system);
+  // Wall time of the run outside its kernel steps (dispatch, copies, interpreted steps, outputs).
+  const kernels = [...perRun.values()].reduce((a, b) => a + b.wall, 0);
+  s.outside = Math.min(s.outside, total - kernels);
+  if (lists.first !== 0n) {
+    const span = Number(lists.last - lists.first) / 1e3;
+    s.splits.push({
+      total, kernels, before: Number(lists.first - t0) / 1e3, after: Number(t1 - lists.last) / 1e3,
+      between: span - lists.inside, lists: lists.inside - listed, listsCpu: lists.cpu,
+    });
+  }
+  for (const [k, v] of perRun) {
+    const b = s.best.get(k);
+    s.best.set(k, { wall: Math.min(b?.wall ?? Infinity, v.wall), ...(v.cpu === undefined ? {} : { cpu: Math.min(b?.cpu ?? Infinity, v.cpu) }) });
+  }
+}
+
+/**
+ * One run of s without the per-kernel timing, to set beside the timed ones: the C lists
+ * read the monotonic clock twice a call (no system call; until 2026-12-02 the process's
+ * CPU clock too, which made timed runs of GPT-2's decode step 50-250 us slower), and the
+ * WebAssembly wrappers call process.cpuUsage() (a system call) twice a kernel.
+ */
+function untimedRun(s: Timed): void {
+  const times = s.exe.kernelTimes;
+  s.exe.kernelTimes = undefined;
+  profiling.off = true;
+  lists.first = 0n;
+  lists.inside = 0;
+  const c0 = process.cpuUsage();
+  const t0 = process.hrtime.bigint();
+  s.exe.execute(s.args).forEach((o, j) => { if (donated.includes(j)) s.args[j] = o; else o.delete(); });
+  const total = Number(process.hrtime.bigint() - t0) / 1e3;
+  const c = process.cpuUsage(c0);
+  s.untimed.push({ total, cpu: c.user + c.system, lists: lists.inside, outside: total - lists.inside });
+  profiling.off = false;
+  s.exe.kernelTimes = times;
+}
+
+// Each turn: a timed run not counted (it warms the caches after the other executable's
+// turn), then three timed and three untimed runs in the order timed, untimed, untimed,
+// timed, timed, untimed, so that neither kind runs first after the warm-up more often
+// (three untimed runs after three timed ones read 100-300 us faster on GPT-2's decode
+// step whatever the clocks, 2026-12-02).
 for (let r = 0; r < rounds; r++) {
   for (const s of setups) {
-    const { perRun } = s;
-    // Four runs each turn, the first not counted (it warms the caches after the other executable's turn).
-    for (let i = 0; i < 4; i++) {
-      perRun.clear();
-      const times = s.exe.kernelTimes!;
-      times.fill(0);
-      lists.first = 0n;
-      lists.inside = 0;
-      lists.cpu = 0;
-      const c0 = process.cpuUsage();
-      const t0 = process.hrtime.bigint();
-      s.exe.execute(s.args).forEach((o, j) => { if (donated.includes(j)) s.args[j] = o; else o.delete(); });
-      const t1 = process.hrtime.bigint();
-      const total = Number(t1 - t0) / 1e3;
-      const c = process.cpuUsage(c0);
-      let listed = 0;
-      for (const [k, name] of s.names) {
-        if (times[k] === 0) continue;
-        listed += times[k]! / 1e3;
-        perRun.set(name, { wall: (perRun.get(name)?.wall ?? 0) + times[k]! / 1e3 });
-      }
-      if (i === 0) continue;
-      s.total = Math.min(s.total, total);
-      s.totalCpu = Math.min(s.totalCpu, c.user + c.system);
-      // Wall time of the run outside its kernel steps (dispatch, copies, interpreted steps, outputs).
-      const kernels = [...perRun.values()].reduce((a, b) => a + b.wall, 0);
-      s.outside = Math.min(s.outside, total - kernels);
-      if (lists.first !== 0n) {
-        const span = Number(lists.last - lists.first) / 1e3;
-        s.splits.push({
-          total, kernels, before: Number(lists.first - t0) / 1e3, after: Number(t1 - lists.last) / 1e3,
-          between: span - lists.inside, lists: lists.inside - listed, listsCpu: lists.cpu,
-        });
-      }
-      for (const [k, v] of perRun) {
-        const b = s.best.get(k);
-        s.best.set(k, { wall: Math.min(b?.wall ?? Infinity, v.wall), ...(v.cpu === undefined ? {} : { cpu: Math.min(b?.cpu ?? Infinity, v.cpu) }) });
-      }
+    timedRun(s, false);
+    for (const timed of [true, false, false, true, true, false]) {
+      if (timed) timedRun(s, true);
+      else untimedRun(s);
     }
-    // Three runs without the per-kernel timing, to set beside the timed ones: the C lists
-    // read the monotonic clock twice a call (no system call; until 2026-12-02 the process's
-    // CPU clock too, which made timed runs of GPT-2's decode step 50-250 us slower), and the
-    // WebAssembly wrappers call process.cpuUsage() (a system call) twice a kernel.
-    const times = s.exe.kernelTimes;
-    s.exe.kernelTimes = undefined;
-    profiling.off = true;
-    for (let i = 0; i < 3; i++) {
-      lists.first = 0n;
-      lists.inside = 0;
-      const c0 = process.cpuUsage();
-      const t0 = process.hrtime.bigint();
-      s.exe.execute(s.args).forEach((o, j) => { if (donated.includes(j)) s.args[j] = o; else o.delete(); });
-      const total = Number(process.hrtime.bigint() - t0) / 1e3;
-      const c = process.cpuUsage(c0);
-      s.untimed.push({ total, cpu: c.user + c.system, lists: lists.inside, outside: total - lists.inside });
-    }
-    profiling.off = false;
-    s.exe.kernelTimes = times;
   }
 }
 const sum = (s: Timed, of: keyof Time): number => [...s.best.values()].reduce((a, b) => a + (b[of] ?? 0), 0);
