@@ -17,7 +17,7 @@
 // given, accumulates each call's wall nanoseconds at its time slot (a profiler's): read
 // from the monotonic clock alone, which the C library reads without a system call (the
 // vDSO), so that a timed run costs what an untimed one does. A CPU-time clock is a
-// system call each read (about 1.5 us, and a point where a loaded machine preempts the
+// system call each read (about 1.3 us, and a point where a loaded machine preempts the
 // thread): read per kernel, timed runs of GPT-2's decode step took 50-250 us longer than
 // untimed ones (2026-12-01). The CPU time of a whole call list is its caller's to read.
 // `memory` views the whole device memory (its base pointer is read on every call:
@@ -1063,7 +1063,7 @@ static napi_value xk_entry_run_calls(napi_env env, napi_callback_info info) {
       helped = atomic_load(&gr.helped);
     }
     xk_trial_end(&m->split[calls[first]], m->table[calls[first]].name, trial, asked, parts, helped, atomic_load(&gr.status) == XK_OK, t0, rows);
-    if (split && xk_trace_on && parts > 1) xk_group_trace(&gr, parts);
+    if (xk_trace_on && parts > 1) xk_group_trace(&gr, parts);
     if (gr.spent != NULL) {
       /* Each kernel's wall time of the calling thread's part; the rest of the group's
          (handing parts out, waiting for them) counts to its last kernel. */
@@ -1076,7 +1076,6 @@ static napi_value xk_entry_run_calls(napi_env env, napi_callback_info info) {
         c += xk_call_words(m, c);
       }
       free(gr.spent);
-      gr.spent = NULL;
     }
     if (atomic_load(&gr.status) != XK_OK) {
       if (hold_until >= (int64_t)g) xk_guard->hold(0);
@@ -1168,7 +1167,7 @@ static struct {
   double script[XK_SEAM_CALLS][3];
   double log[XK_SEAM_CALLS][4];
   _Atomic uint64_t helped; /* the pool's call (its generation) that the pool's thread last ran first (mode 1) */
-} xk_seam = { -1 };
+} xk_seam = { .at = -1 };
 
 static int xk_seam_mode(void) {
   int at = atomic_load(&xk_seam.at);
