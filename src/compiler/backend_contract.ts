@@ -89,7 +89,7 @@ export interface CallGroup {
 export interface CallMember {
   /** The kernel's index among its backend's (ListedKernel's). */
   readonly kernel: number;
-  /** Where a run's `times` accumulate this call's time: times[2 * slot] wall, times[2 * slot + 1] CPU (ns). */
+  /** Where a run's `times` accumulate this call's wall time (ns): times[slot]. */
   readonly timeSlot: number;
   /** Offsets of its buffers, operands then results (a block buffer's: its offset in thread 0's scratch). */
   readonly pointers: readonly number[];
@@ -105,7 +105,8 @@ export interface CallListRunner {
 /**
  * A call list ready to run: `words` holds each member's pointers from `pointerAt[g][m]`
  * on, for the executor to rewrite the offsets that change from run to run before `run`.
- * `times` (a profiler's) accumulates each call's wall and CPU nanoseconds at its time slot.
+ * `times` (a profiler's) accumulates each call's wall nanoseconds at its time slot (the
+ * monotonic clock's, no system call: the CPU time of the whole list is the caller's to read).
  */
 export interface PreparedCalls {
   readonly words: Uint32Array;

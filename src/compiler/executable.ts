@@ -156,8 +156,8 @@ export class Executable {
   /** The entry's parameter leaves, in order. */
   private readonly argumentLeaves: readonly ArrayShape[];
   /**
-   * @internal A profiler's: when set, call lists accumulate each kernel's wall and CPU
-   * nanoseconds here, at 2 × its index in program.kernels (bench/step_profile.ts).
+   * @internal A profiler's: when set, call lists accumulate each kernel's wall
+   * nanoseconds here, at its index in program.kernels (bench/step_profile.ts).
    */
   kernelTimes: Float64Array | undefined;
   private deleted = false;

@@ -14,7 +14,12 @@
 // C kernel steps and row groups, whose calls between kernels would otherwise cost it
 // more than most small kernels do (a crossing's code and data are cold after a kernel
 // that streamed megabytes). Each call is checked and split as run's are; `times`, when
-// given, accumulates each call's wall and process CPU nanoseconds (a profiler's).
+// given, accumulates each call's wall nanoseconds at its time slot (a profiler's): read
+// from the monotonic clock alone, which the C library reads without a system call (the
+// vDSO), so that a timed run costs what an untimed one does. A CPU-time clock is a
+// system call each read (about 1.3 us, and a point where a loaded machine preempts the
+// thread): read per kernel, timed runs of GPT-2's decode step took 50-250 us longer than
+// untimed ones (2026-12-01). The CPU time of a whole call list is its caller's to read.
 // `memory` views the whole device memory (its base pointer is read on every call:
 // memory.grow may move it); `pointers` holds the kernel's operand and result offsets;
 // `scratch` the offset of each thread's scratch region (used when the kernel takes
@@ -214,6 +219,17 @@ static void xk_on_signal(int sig, siginfo_t *info, void *context) {
 
 `;
 
+/* The monotonic clock, which the C library reads without a system call (the vDSO): the
+   pool's spins, the split trials, the traces and a profile's per-kernel times read it. */
+const POOL_CLOCK = String.raw`
+#include <time.h>
+static inline int64_t xk_now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+`;
+
 const POOL = String.raw`
 /* The pool (one per process, as the glue module is; see the header of glue.ts). A call is
    published as one word, (generation << 16) | parts, so that a worker reads which call
@@ -248,12 +264,6 @@ const POOL = String.raw`
 #else
 #define xk_relax() ((void)0)
 #endif
-#include <time.h>
-static inline int64_t xk_now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 typedef struct {
   pthread_mutex_t mu; pthread_cond_t go; pthread_cond_t done;
   int started;                 /* threads started (under mu) */
@@ -323,9 +333,11 @@ static void *xk_worker(void *arg) {
     seen = word >> 16;
     int parts = (int)(word & 0xffff);
     if (index >= parts) continue;
+    XK_SEAM_HOLD_HELPER(&xk_pool.call, word);
     atomic_fetch_add(&xk_pool.active, 1);
     /* Still open (the caller has not closed it, nor published another): the caller now waits for this part. */
     if (atomic_load(&xk_pool.call) == word) xk_pool.part(xk_pool.ctx, index, parts);
+    XK_SEAM_HELPER_DONE(word);
     if (atomic_fetch_sub(&xk_pool.active, 1) == 1 && atomic_load(&xk_pool.caller_asleep)) {
       pthread_mutex_lock(&xk_pool.mu);
       pthread_cond_signal(&xk_pool.done);
@@ -363,6 +375,7 @@ static int xk_parallel(xk_part_fn part, void *ctx, int parts) {
         pthread_cond_broadcast(&xk_pool.go);
         pthread_mutex_unlock(&xk_pool.mu);
       }
+      XK_SEAM_AWAIT_HELPER(generation);
     } else {
       atomic_store(&xk_pool.busy, 0);
     }
@@ -718,6 +731,7 @@ static int xk_decide(xk_split_stats *st, double cost, int parts, int *trial) {
   if (phase < ${2 * SPLIT_TRIALS}) *trial = (int)(phase & 1);
   else if (phase % ${SPLIT_UNSEEN_RETRY} == 0 && atomic_load_explicit(&st->splits, memory_order_relaxed) < ${SPLIT_TRIALS}) *trial = 1;
   int split = *trial >= 0 ? *trial : atomic_load_explicit(&st->best[1], memory_order_relaxed) < atomic_load_explicit(&st->best[0], memory_order_relaxed);
+  XK_SEAM_DECIDED(st, *trial, split ? parts : 1);
   return split ? parts : 1;
 }
 
@@ -738,8 +752,22 @@ static void xk_record(xk_split_stats *st, const char *name, int trial, int64_t t
   _Atomic int64_t *best = &st->best[trial];
   if (per < atomic_load_explicit(best, memory_order_relaxed)) atomic_store_explicit(best, per, memory_order_relaxed);
   if (trial == 1) atomic_fetch_add_explicit(&st->splits, 1, memory_order_relaxed);
+  XK_SEAM_COUNTED();
   if (xk_trace_on > 0) fprintf(stderr, "xk_pool_trace trial %s %s %.1f us, best alone %.1f split %.1f (us per 1024 units)\n", name, trial ? "split" : "alone", took / 1e3,
     atomic_load(&st->best[0]) / 1e3, atomic_load(&st->best[1]) / 1e3);
+}
+
+/* The end of a call xk_decide timed (trial 0: the calling thread alone, 1: split over
+   asked parts) that ran on parts of them, helped: the parts besides the calling thread's
+   that ran any units, ok: to its end, from t0 (xk_now_ns) on: recorded where it measured
+   what it was to. A split trial that the pool ran on fewer parts (busy with another
+   caller), or in which another part ran nothing (its thread had no core in time: the
+   calling thread claimed every range), timed the calling thread alone plus the hand-off,
+   and does not count (see MIN_PARALLEL_COST in glue.ts). Called before anything else
+   the call's caller does (a trace line, a profile's sums), which the time would count. */
+static void xk_trial_end(xk_split_stats *st, const char *name, int trial, int asked, int parts, int helped, int ok, int64_t t0, int64_t units) {
+  if (trial < 0 || !ok || parts != asked || (trial == 1 && helped != parts - 1)) return;
+  xk_record(st, name, trial, XK_TRIAL_TOOK(trial, t0), units);
 }
 
 /* Checks a call of kernel k on units [begin, end), its buffers at pointers[0 .. buffers),
@@ -790,9 +818,7 @@ static int xk_checked_run(const xk_program_t *m, int32_t k, uint8_t *mem, size_t
     int asked = parts, helped = 0;
     int64_t t0 = trial >= 0 ? xk_now_ns() : 0;
     xk_fault f = xk_run(e, mem, pointers, scratch, begin, end, &parts, &helped);
-    /* A trial counts when it ran as asked (the pool may have been busy with another
-       caller), a split one when every other part ran some of the units. */
-    if (trial >= 0 && parts == asked && (trial == 0 || helped == parts - 1) && f.sig == 0) xk_record(&m->split[k], e->name, trial, xk_now_ns() - t0, end - begin);
+    xk_trial_end(&m->split[k], e->name, trial, asked, parts, helped, f.sig == 0, t0, end - begin);
     if (f.sig != 0) {
       const char *what = f.sig == SIGSEGV ? "SIGSEGV (invalid memory access)" : f.sig == SIGBUS ? "SIGBUS (bus error)"
         : f.sig == SIGFPE ? "SIGFPE (arithmetic fault)" : "SIGILL (illegal instruction)";
@@ -829,12 +855,6 @@ static napi_value xk_entry_run(napi_env env, napi_callback_info info) {
   return status == XK_OK ? NULL : xk_throw(env, status, message);
 }
 
-static inline int64_t xk_process_cpu_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* One row group of runCalls: its kernels' calls (member0 .. members) in order on each block of rows. */
 typedef struct {
   const xk_program_t *m; uint8_t *mem; size_t mem_length; const uint32_t *scratch; size_t ns; double *times;
@@ -845,7 +865,7 @@ typedef struct {
   _Atomic int taken[XK_MAX_THREADS * XK_RANGES_PER_PART];
   /* The first failure: its status (XK_OK: none), kernel and message; the other parts stop at their next call. */
   _Atomic int status; int32_t failed_kernel; char message[256];
-  /* Split and timed: per kernel, the calling thread's wall time and every part's CPU time, in ns. */
+  /* Split and timed: per kernel, the calling thread's wall time, in ns. */
   int64_t *spent;
   int64_t t0;
   xk_part_trace trace[XK_MAX_THREADS];
@@ -912,19 +932,12 @@ static void xk_group_rows(xk_group *gr, int p, int32_t threads, int64_t b0, int6
         for (int32_t q = 0; q < n; q++) args[q] = row_bytes[q] == 0 ? pointers[q] : gr->scratch[p] + pointers[q] - (uint32_t)((uint64_t)b * row_bytes[q]);
         pointers = args;
       }
-      int64_t w0 = 0, c0 = 0;
-      if (gr->times != NULL) { w0 = xk_now_ns(); c0 = gr->spent == NULL ? xk_process_cpu_ns() : xk_thread_cpu_ns(); }
+      /* Timed: the call's wall time, on the calling thread (of a split group, its part's). */
+      int timed = gr->times != NULL && (gr->spent == NULL || p == 0);
+      int64_t w0 = timed ? xk_now_ns() : 0;
       int status = xk_checked_run(m, k, gr->mem, gr->mem_length, pointers, gr->scratch + (gr->ns > (size_t)p ? p : 0), gr->ns > (size_t)p ? gr->ns - (size_t)p : 0, b, e, threads, message, sizeof message);
-      /* The CPU clock read first: its system call counts to the call's wall time too (as it did before groups were split). */
-      if (gr->times != NULL && gr->spent == NULL) {
-        int64_t c1 = xk_process_cpu_ns();
-        gr->times[2 * slot] += (double)(xk_now_ns() - w0);
-        gr->times[2 * slot + 1] += (double)(c1 - c0);
-      } else if (gr->times != NULL) {
-        int64_t *t = gr->spent + 2 * i;
-        __atomic_fetch_add(&t[1], xk_thread_cpu_ns() - c0, __ATOMIC_RELAXED);
-        if (p == 0) t[0] += xk_now_ns() - w0;
-      }
+      if (timed && gr->spent == NULL) gr->times[slot] += (double)(xk_now_ns() - w0);
+      else if (timed) gr->spent[i] += xk_now_ns() - w0;
       if (status != XK_OK) {
         int none = XK_OK;
         if (atomic_compare_exchange_strong(&gr->status, &none, XK_BAD_CALL)) {
@@ -999,7 +1012,7 @@ static napi_value xk_entry_run_calls(napi_env env, napi_callback_info info) {
       const xk_entry *e = &m->table[calls[p]];
       size_t n = (size_t)e->buffers * ((calls[p + 2] & 1) ? 2 : 1);
       if (e->buffers > XK_MAX_ARGS || p + 3 + n > nc) return xk_fail(env, "runCalls: a malformed call");
-      if (times != NULL && 2 * (size_t)calls[p + 1] + 1 >= nt) return xk_fail(env, "runCalls: a call's time slot is outside times");
+      if (times != NULL && (size_t)calls[p + 1] >= nt) return xk_fail(env, "runCalls: a call's time slot is outside times");
       if ((calls[p + 2] & 1) && ns < 1) return xk_fail(env, "runCalls: block buffers need scratch");
       p += 3 + n;
     }
@@ -1033,41 +1046,37 @@ static napi_value xk_entry_run_calls(napi_env env, napi_callback_info info) {
        whole extent is split by xk_checked_run (its trace, its own scratch per thread). */
     int parts = 1, trial = -1, whole = xk_splits_group(threads, members, rows, block);
     if (whole) parts = xk_decide(&m->split[calls[first]], cost, xk_group_parts(threads, rows, scratched, ns), &trial);
+    int asked = parts, helped = 0, split = parts > 1;
     int64_t t0 = trial >= 0 || times != NULL ? xk_now_ns() : 0;
-    if (parts <= 1) {
+    if (!split) {
       /* Decided whole, the group's calls are not split one by one either. */
       xk_group_rows(&gr, 0, whole ? 1 : threads, 0, rows);
     } else {
-      int asked = parts;
       for (int r = 0; r < parts * XK_RANGES_PER_PART; r++) atomic_init(&gr.taken[r], 0);
-      gr.spent = NULL;
-      if (times != NULL && (gr.spent = calloc(2 * (size_t)members, sizeof(int64_t))) == NULL) parts = 1;
-      int64_t c0 = times != NULL ? xk_process_cpu_ns() : 0;
+      if (times != NULL && (gr.spent = calloc((size_t)members, sizeof(int64_t))) == NULL) parts = 1;
       if (xk_trace_on < 0) xk_trace_on = getenv("XLATS_POOL_TRACE") != NULL;
       if (xk_trace_on) { memset(gr.trace, 0, sizeof gr.trace); gr.t0 = t0 = xk_now_ns(); }
       gr.parts = parts;
       atomic_store(&gr.helped, 0);
       if (parts > 1) parts = xk_guard->parallel(xk_group_part, &gr, parts);
       else xk_group_part(&gr, 0, 1);
-      if (trial >= 0 && parts == asked && (trial == 0 || atomic_load(&gr.helped) == parts - 1) && atomic_load(&gr.status) == XK_OK) xk_record(&m->split[calls[first]], m->table[calls[first]].name, trial, xk_now_ns() - t0, rows);
-      if (xk_trace_on && parts > 1) xk_group_trace(&gr, parts);
-      trial = -1;
-      if (gr.spent != NULL) {
-        /* Each kernel's wall time of the calling thread's part and CPU time of every part; the
-           rest of the group's (handing parts out, waiting for them) counts to its last kernel. */
-        int64_t wall = xk_now_ns() - t0, cpu = xk_process_cpu_ns() - c0;
-        const uint32_t *c = gr.member0;
-        for (uint32_t i = 0; i < members; i++) {
-          times[2 * c[1]] += (double)gr.spent[2 * i];
-          times[2 * c[1] + 1] += (double)gr.spent[2 * i + 1];
-          wall -= gr.spent[2 * i]; cpu -= gr.spent[2 * i + 1];
-          if (i + 1 == members) { times[2 * c[1]] += (double)wall; times[2 * c[1] + 1] += (double)cpu; }
-          c += xk_call_words(m, c);
-        }
-        free(gr.spent);
-      }
+      helped = atomic_load(&gr.helped);
     }
-    if (trial >= 0 && atomic_load(&gr.status) == XK_OK) xk_record(&m->split[calls[first]], m->table[calls[first]].name, trial, xk_now_ns() - t0, rows);
+    xk_trial_end(&m->split[calls[first]], m->table[calls[first]].name, trial, asked, parts, helped, atomic_load(&gr.status) == XK_OK, t0, rows);
+    if (xk_trace_on && parts > 1) xk_group_trace(&gr, parts);
+    if (gr.spent != NULL) {
+      /* Each kernel's wall time of the calling thread's part; the rest of the group's
+         (handing parts out, waiting for them) counts to its last kernel. */
+      int64_t wall = xk_now_ns() - t0;
+      const uint32_t *c = gr.member0;
+      for (uint32_t i = 0; i < members; i++) {
+        times[c[1]] += (double)gr.spent[i];
+        wall -= gr.spent[i];
+        if (i + 1 == members) times[c[1]] += (double)wall;
+        c += xk_call_words(m, c);
+      }
+      free(gr.spent);
+    }
     if (atomic_load(&gr.status) != XK_OK) {
       if (hold_until >= (int64_t)g) xk_guard->hold(0);
       calls[0] = (uint32_t)gr.failed_kernel;
@@ -1128,11 +1137,105 @@ static napi_value xk_load(napi_env env, napi_callback_info info) {
 
 NAPI_MODULE_INIT() {
   napi_value abi;
-  if (!xk_export(env, exports, "load", xk_load, NULL) || !xk_export(env, exports, "installGuard", xk_install_guard, NULL)) return NULL;
+  if (!xk_export(env, exports, "load", xk_load, NULL) || !xk_export(env, exports, "installGuard", xk_install_guard, NULL) || !XK_SEAM_EXPORTS(env, exports)) return NULL;
   if (napi_create_string_utf8(env, XK_ABI, NAPI_AUTO_LENGTH, &abi) != napi_ok) return NULL;
   if (napi_set_named_property(env, exports, "abi", abi) != napi_ok) return NULL;
   return exports;
 }
+`;
+
+/**
+ * The split trials' test seam, compiled only into a glue a test builds
+ * (glueModuleSource({ testSeam: true }); test/compiler/native/split_trials.test.ts): the
+ * trials' bookkeeping (xk_decide, xk_trial_end, xk_record) depends on whether the pool's
+ * thread came in time and on the clock, which a test on a shared machine controls
+ * neither of. A script gives, per measured call (each call xk_decide times, or decides by
+ * the trials, in the order they come), how the pool's thread takes part in it if it is
+ * split (0: as it comes; 1: it runs its part, and whatever it claims beyond it, before
+ * the calling thread starts its own; 2: not at all: it waits until the calling thread has
+ * closed the call) and the times its trial reads alone and split (ns), in place of the
+ * clock's; past the script's end, calls run as they come and trials read the clock. A log
+ * keeps per measured call its trial (-1: none), the parts decided, whether its trial
+ * counted (xk_record), and the split trials counted before it. The glue programs run
+ * with has the hooks as empty macros (SEAM_OFF): none of this is in it.
+ */
+const SEAM_ON = String.raw`
+#define XK_SEAM_CALLS 8192
+static struct {
+  _Atomic int at;          /* the measured call now (-1: none yet) */
+  int scripted;            /* measured calls the script covers */
+  double script[XK_SEAM_CALLS][3];
+  double log[XK_SEAM_CALLS][4];
+  _Atomic uint64_t helped; /* the pool's call (its generation) that the pool's thread last ran first (mode 1) */
+} xk_seam = { .at = -1 };
+
+static int xk_seam_mode(void) {
+  int at = atomic_load(&xk_seam.at);
+  return at >= 0 && at < xk_seam.scripted ? (int)xk_seam.script[at][0] : 0;
+}
+
+/* xk_decide's: a measured call, its trial and parts. */
+static void xk_seam_decided(xk_split_stats *st, int trial, int parts) {
+  int at = atomic_load(&xk_seam.at) + 1;
+  if (at >= XK_SEAM_CALLS) return;
+  double *l = xk_seam.log[at];
+  l[0] = trial; l[1] = parts; l[2] = 0; l[3] = atomic_load(&st->splits);
+  atomic_store(&xk_seam.at, at);
+}
+#define XK_SEAM_DECIDED(st, trial, parts) xk_seam_decided(st, trial, parts)
+#define XK_SEAM_COUNTED() do { int at_ = atomic_load(&xk_seam.at); if (at_ >= 0 && at_ < XK_SEAM_CALLS) xk_seam.log[at_][2] = 1; } while (0)
+/* The pool's thread, in mode 2, waits until the call it is part of has been closed (it then runs nothing). */
+#define XK_SEAM_HOLD_HELPER(call, word) do { if (xk_seam_mode() == 2) while (atomic_load(call) == (word)) sched_yield(); } while (0)
+#define XK_SEAM_HELPER_DONE(word) do { if (xk_seam_mode() == 1) atomic_store(&xk_seam.helped, (word) >> 16); } while (0)
+/* The calling thread, in mode 1, starts its part once the pool's thread has ended its. */
+#define XK_SEAM_AWAIT_HELPER(generation) do { if (xk_seam_mode() == 1) while (atomic_load(&xk_seam.helped) != (generation)) sched_yield(); } while (0)
+#define XK_TRIAL_TOOK(trial, t0) xk_seam_took(trial, t0)
+static int64_t xk_seam_took(int trial, int64_t t0) {
+  int at = atomic_load(&xk_seam.at);
+  return at >= 0 && at < xk_seam.scripted ? (int64_t)xk_seam.script[at][1 + trial] : xk_now_ns() - t0;
+}
+
+/* seam(script: Float64Array): [mode, alone ns, split ns] per measured call from now on; the log starts again. */
+static napi_value xk_seam_set(napi_env env, napi_callback_info info) {
+  size_t argc = 1, length; napi_value argv[1], buffer; napi_typedarray_type type; void *data; size_t offset;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc != 1 || napi_get_typedarray_info(env, argv[0], &type, &length, &data, &buffer, &offset) != napi_ok
+      || type != napi_float64_array || length % 3 != 0 || length / 3 > XK_SEAM_CALLS) {
+    napi_throw_range_error(env, NULL, "seam: expects a Float64Array of [mode, alone ns, split ns] per call");
+    return NULL;
+  }
+  memcpy(xk_seam.script, data, length * sizeof(double));
+  xk_seam.scripted = (int)(length / 3);
+  atomic_store(&xk_seam.at, -1);
+  return NULL;
+}
+
+/* seamLog(): [trial, parts, counted, split trials counted before] per measured call since seam(). */
+static napi_value xk_seam_get(napi_env env, napi_callback_info info) {
+  (void)info;
+  int n = atomic_load(&xk_seam.at) + 1;
+  napi_value buffer, array; void *data;
+  if (napi_create_arraybuffer(env, (size_t)n * 4 * sizeof(double), &data, &buffer) != napi_ok) return NULL;
+  memcpy(data, xk_seam.log, (size_t)n * 4 * sizeof(double));
+  return napi_create_typedarray(env, napi_float64_array, (size_t)n * 4, buffer, 0, &array) == napi_ok ? array : NULL;
+}
+
+static int xk_seam_exports(napi_env env, napi_value exports) {
+  napi_value set, get;
+  return napi_create_function(env, "seam", NAPI_AUTO_LENGTH, xk_seam_set, NULL, &set) == napi_ok && napi_set_named_property(env, exports, "seam", set) == napi_ok
+    && napi_create_function(env, "seamLog", NAPI_AUTO_LENGTH, xk_seam_get, NULL, &get) == napi_ok && napi_set_named_property(env, exports, "seamLog", get) == napi_ok;
+}
+#define XK_SEAM_EXPORTS(env, exports) xk_seam_exports(env, exports)
+`;
+
+/** The seam's hooks in the glue programs run with: nothing, and the trials' times from the clock. */
+const SEAM_OFF = String.raw`
+#define XK_SEAM_DECIDED(st, trial, parts) ((void)0)
+#define XK_SEAM_COUNTED() ((void)0)
+#define XK_SEAM_HOLD_HELPER(call, word) ((void)0)
+#define XK_SEAM_HELPER_DONE(word) ((void)0)
+#define XK_SEAM_AWAIT_HELPER(generation) ((void)0)
+#define XK_TRIAL_TOOK(trial, t0) (xk_now_ns() - (t0))
+#define XK_SEAM_EXPORTS(env, exports) 1
 `;
 
 /** The version of what the glue and a program module agree on (SHARED_TYPES): the glue loads only program modules of its own version. */
@@ -1165,7 +1268,7 @@ typedef struct { const char *abi; int32_t count; const xk_entry *table; xk_split
  * its headers (Node-API, pthreads, signals, stdio) cost a C compiler more than a typical
  * program's kernels do, and its link, against the C library, more than a program's.
  */
-export function glueModuleSource(): string {
+export function glueModuleSource(options: { readonly testSeam?: boolean } = {}): string {
   return [`#define NAPI_VERSION 8
 #define _GNU_SOURCE
 #include <sched.h>
@@ -1178,7 +1281,7 @@ export function glueModuleSource(): string {
 #include <stdint.h>
 #include <stdlib.h>
 #include <stdio.h>
-#include <string.h>`, SHARED_TYPES, GUARD, POOL, BALANCE, KERNELS, `#define XK_ABI ${JSON.stringify(GLUE_ABI)}`, ENTRY].join("\n");
+#include <string.h>`, SHARED_TYPES, GUARD, POOL_CLOCK, options.testSeam === true ? SEAM_ON : SEAM_OFF, POOL, BALANCE, KERNELS, `#define XK_ABI ${JSON.stringify(GLUE_ABI)}`, ENTRY].join("\n");
 }
 
 /** A program module's own part of the glue: its kernels' table, after their definitions, as the exported `xk_program`. */
