@@ -22,6 +22,8 @@ import { emitConvC } from "./native/conv_c.js";
 import { emitWeightOnlyGemvC } from "./native/gemv_narrow_c.js";
 import { emitOutputFusionC } from "./native/epilogue_c.js";
 import { emitDynamicSliceC, emitDynamicUpdateSliceC } from "./native/dynamic_slice_c.js";
+import { emitRaggedDotC } from "./native/ragged_dot_c.js";
+import { raggedGemmSpecOf } from "./kernel/ragged_dot_plan.js";
 import { emitFusionKernel } from "./wasm/emit_loop.js";
 import { rowMaxima } from "./kernel/value_facts.js";
 import { emitGemmKernel } from "./wasm/gemm.js";
@@ -103,6 +105,10 @@ const NATIVE_ROUTINES: Partial<Record<Opcode, NativeRoutine>> = {
     return "declined" in spec ? spec : emitGemmC(spec, cpu, undefined, undefined, packable[1]);
   },
   convolution: (inst, cpu, packable) => emitConvC(inst as Instruction<"convolution">, cpu, undefined, undefined, packable[1]),
+  raggedDot: (inst, cpu) => {
+    const spec = raggedGemmSpecOf(inst as Instruction<"raggedDot">);
+    return "declined" in spec ? spec : emitRaggedDotC(spec, cpu);
+  },
   dynamicSlice: (inst) => emitDynamicSliceC(inst as Instruction<"dynamicSlice">),
   dynamicUpdateSlice: (inst) => emitDynamicUpdateSliceC(inst as Instruction<"dynamicUpdateSlice">),
 };
