@@ -29,6 +29,7 @@ import { rowMaxima } from "./kernel/value_facts.js";
 import { emitGemmKernel } from "./wasm/gemm.js";
 import { gemmElementBytes, gemmSpecOfDot, packedBLength } from "./kernel/gemm_plan.js";
 import { emitConvKernel } from "./wasm/conv.js";
+import { emitRaggedDotKernel } from "./wasm/ragged_dot.js";
 import { emitWeightOnlyGemvKernel } from "./wasm/gemv_narrow.js";
 import { weightOnlyDotOf } from "./kernel/weight_only_dot.js";
 import { emitCholeskyKernel } from "./wasm/routines/cholesky.js";
@@ -73,6 +74,10 @@ const ROUTINES: Partial<Record<Opcode, Routine>> = {
     return "declined" in spec ? spec : emitGemmKernel(spec, target, undefined, undefined, packable[1]);
   },
   convolution: (inst, target) => emitConvKernel(inst as Instruction<"convolution">, target),
+  raggedDot: (inst, target) => {
+    const spec = raggedGemmSpecOf(inst as Instruction<"raggedDot">);
+    return "declined" in spec ? spec : emitRaggedDotKernel(spec, target);
+  },
   reduceWindow: (inst, target) => emitReduceWindowKernel(inst as Instruction<"reduceWindow">, target),
   selectAndScatter: (inst, target) => emitSelectAndScatterKernel(inst as Instruction<"selectAndScatter">, target),
   gather: (inst, target) => emitGatherKernel(inst as Instruction<"gather">, target),
