@@ -1,7 +1,8 @@
 // The compiled ragged dot against a plain dot of the same rows and FLOPs (not a test): a
 // mixture-of-experts layer's lhs [rows, k] times rhs [groups, k, n] in `groups` equal
 // groups of rows, and the dot [rows, k] x [k, n], both with their right operand a
-// parameter (packed by each call), compiled for a CPU backend at one thread and timed
+// parameter (packed by each call), compiled for a CPU backend at one thread and run on
+// arrays already in device memory (execute), timed
 // in turn, round after round, in one process; each figure is the median process CPU
 // time of a run (process.cpuUsage: on a loaded machine, the time it computed). The
 // interpreter's ragged dot is timed once on `interpRows` rows of the same layer (its
@@ -48,10 +49,13 @@ const plainExe = compileSync(plain(), { backend, threads: 1 });
 console.log(raggedExe.dump().split("\n").filter((l) => l.includes("kernel ") || l.includes("check ")).join("\n"));
 console.log(plainExe.dump().split("\n").filter((l) => l.includes("kernel ")).join("\n"));
 const lhs = filled([rows, k], 1), rhsGroups = filled([groups, k, n], 2), rhs = filled([k, n], 3), gs = sizes(rows);
+// The operands placed in device memory once: a run's time is its steps', not the copies in and out.
+const raggedArgs = [lhs, rhsGroups, gs].map((l) => raggedExe.device.bufferFromLiteral(l));
+const plainArgs = [lhs, rhs].map((l) => plainExe.device.bufferFromLiteral(l));
 const times = { ragged: [] as number[], plain: [] as number[] };
 for (let r = 0; r < rounds + 1; r++) {
-  const tr = cpuMs(() => raggedExe.run([lhs, rhsGroups, gs]));
-  const tp = cpuMs(() => plainExe.run([lhs, rhs]));
+  const tr = cpuMs(() => { for (const x of raggedExe.execute(raggedArgs)) x.delete(); });
+  const tp = cpuMs(() => { for (const x of plainExe.execute(plainArgs)) x.delete(); });
   // The first round warms up (module loads, first touches).
   if (r > 0) { times.ragged.push(tr); times.plain.push(tp); }
 }
