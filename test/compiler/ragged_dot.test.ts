@@ -20,6 +20,9 @@ import { BUFFER_ALIGNMENT, MEMORY_MAX_PAGES, type WasmKernel } from "../../src/c
 import { ExecutionError } from "../../src/types/errors.js";
 import { nativeToolchain } from "../../src/compiler/native/toolchain.js";
 import { rng } from "../support/prng.js";
+import { raggedGemmSpecOf } from "../../src/compiler/kernel/ragged_dot_plan.js";
+import { emitRaggedDotC } from "../../src/compiler/native/ragged_dot_c.js";
+import { nativeCpu, runNativeCases, type ElementArray } from "./native/gemm_harness.js";
 
 type Dims = { lhsContractingDimensions: number[]; rhsContractingDimensions: number[]; lhsBatchDimensions?: number[]; rhsBatchDimensions?: number[] };
 interface Case {
@@ -222,4 +225,35 @@ test("raggedDot compiled: forms the kernels do not take run on the interpreter's
   } finally {
     e.delete();
   }
+});
+
+test("raggedDot compiled (native): the kernel in uneven ranges of its units, and through the pool's two threads, computes the whole", (t) => {
+  if (!hasCompiler) return t.skip("no C compiler");
+  const cases = [...nonContracting("rows", 37, 19, 23, 4), ...nonContracting("rows", 300, 600, 100, 5).slice(0, 2), ...contracting("depth", 13, 40, 11, 3),
+    ...batchMode("batches", 5, 2, 6, 8, 9, 3)];
+  const runs = cases.map((c, i) => {
+    const comp = program(c, "f32", "s32");
+    const spec = raggedGemmSpecOf(comp.root as Parameters<typeof raggedGemmSpecOf>[0]);
+    assert.ok(!isDeclined(spec), c.what);
+    const kernel = emitRaggedDotC(spec as Exclude<typeof spec, { declined: string }>, nativeCpu());
+    assert.ok(!isDeclined(kernel), c.what);
+    const args = operands(c, "f32", "s32", 11 + i);
+    const extent = kernel.parallelExtent;
+    const cut = (x: number): number => Math.min(extent, Math.max(0, Math.floor(x)));
+    const ranges = [[0, 1], [1, cut(extent / 3)], [cut(extent / 3), cut(extent / 3) + 1], [cut(extent / 3) + 1, extent]].filter(([b, e]) => b! < e!) as [number, number][];
+    const data = args.map((a) => new Uint8Array(a.data.buffer, a.data.byteOffset, a.data.byteLength) as ElementArray);
+    const resultBytes = evaluate(comp, args).data.byteLength;
+    return { c, comp, args, kernel, data, resultBytes, ranges };
+  });
+  const results = runNativeCases(runs.flatMap((r) => [
+    { kernel: r.kernel, operands: r.data, resultBytes: [r.resultBytes], ranges: [...r.ranges].reverse() },
+    { kernel: r.kernel, operands: r.data, resultBytes: [r.resultBytes], threads: 2 },
+  ]), "ragged_dot_test");
+  runs.forEach((r, i) => {
+    for (const [j, how] of [[0, "in ranges"], [1, "on two threads"]] as const) {
+      const bytes = results[2 * i + j]![0]!;
+      const got = Literal.fromStorage(evaluate(r.comp, r.args).arrayShape, new Float32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4));
+      assertWithinBound(got, r.comp, r.args, depth(r.c), `native ${how} ${r.c.what}`);
+    }
+  });
 });
