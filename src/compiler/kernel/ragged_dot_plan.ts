@@ -102,7 +102,7 @@ export function raggedGemmSpecOf(inst: Instruction<"raggedDot">): RaggedGemmSpec
 }
 
 /** The GEMM of one group's part (of one batch): m x n x k, A row-major, B as stored; its rows (or depth) cut at run time. */
-export const innerGemmSpec = (spec: RaggedGemmSpec): GemmSpec => ({
+const innerGemmSpec = (spec: RaggedGemmSpec): GemmSpec => ({
   elementType: spec.elementType, batch: 1, m: spec.m, n: spec.n, k: spec.k, lhsTransposed: false, rhsTransposed: spec.rhsTransposed,
 });
 
