@@ -7,7 +7,7 @@
 // time of a run (process.cpuUsage: on a loaded machine, the time it computed). The
 // interpreter's ragged dot is timed once on `interpRows` rows of the same layer (its
 // rate per multiply-add is what the comparison needs; the whole layer would take minutes).
-//   node dist/bench/ragged_dot_probe.js [backend=native|wasm] [rows=2048] [k=768] [n=3072] [groups=8] [rounds=7] [interpRows=16]
+//   node dist/bench/ragged_dot_probe.js [backend=native|wasm] [rows=2048] [k=768] [n=3072] [groups=8] [sizes=a,b,...] [rounds=7] [interpRows=16]
 
 import { arrayShape, dot, evaluate, Literal, parameter, raggedDot, XlaBuilder, type Computation } from "../src/index.js";
 import { compileSync } from "../src/compiler/index.js";
@@ -34,7 +34,10 @@ const filled = (dims: number[], seed: number): Literal => {
   for (let i = 0; i < count; i++) data[i] = (((i * 2654435761 + seed) >>> 0) % 2001) / 1000 - 1;
   return Literal.fromValues("f32", dims, data);
 };
-const sizes = (m: number): Literal => Literal.fromValues("s32", [groups], Array.from({ length: groups }, (_, i) => Math.floor(((i + 1) * m) / groups) - Math.floor((i * m) / groups)));
+// `sizes=a,b,...`: the groups' sizes for the whole layer (default: equal groups).
+const sizesArg = arg("sizes", "");
+const sizes = (m: number): Literal => Literal.fromValues("s32", [groups], sizesArg !== "" && m === rows ? sizesArg.split(",").map(Number)
+  : Array.from({ length: groups }, (_, i) => Math.floor(((i + 1) * m) / groups) - Math.floor((i * m) / groups)));
 const cpuMs = (f: () => void): number => {
   const t0 = process.cpuUsage();
   f();
@@ -60,7 +63,7 @@ for (let r = 0; r < rounds + 1; r++) {
   if (r > 0) { times.ragged.push(tr); times.plain.push(tp); }
 }
 const gflops = (ms: number): string => (flops / ms / 1e6).toFixed(1);
-console.log(`${backend}, 1 thread, ${rows}x${k}x${n}, ${groups} groups of ${rows / groups} rows, ${rounds} rounds, median CPU ms (GFLOP/s):`);
+console.log(`${backend}, 1 thread, ${rows}x${k}x${n}, ${groups} groups of ${sizesArg !== "" ? `${sizesArg} rows` : `${rows / groups} rows`}, ${rounds} rounds, median CPU ms (GFLOP/s):`);
 console.log(`  ragged dot ${median(times.ragged).toFixed(1)} (${gflops(median(times.ragged))}), rounds ${times.ragged.map((t) => t.toFixed(0)).join(" ")}`);
 console.log(`  plain dot  ${median(times.plain).toFixed(1)} (${gflops(median(times.plain))}), rounds ${times.plain.map((t) => t.toFixed(0)).join(" ")}`);
 if (interpRows > 0) {
