@@ -48,17 +48,19 @@ function sizeVariants(r: number, g: number): [string, number[]][] {
   ];
 }
 
-const nonContracting = (what: string, m: number, k: number, n: number, g: number, extra: { batch?: number; transposed?: boolean; per?: number } = {}): Case[] => {
+const nonContracting = (what: string, m: number, k: number, n: number, g: number, extra: { batch?: number; transposed?: boolean; per?: number; groupFirst?: boolean } = {}): Case[] => {
   const b = extra.batch === undefined ? [] : [extra.batch];
   const nb = b.length;
   const per = extra.per === undefined ? [] : [extra.per];
   const lhs = [...b, m, ...per, k];
-  const rhs = extra.transposed ? [...b, g, n, k] : [...b, g, k, n];
+  // rhs [batch..., g, ...], or with groupFirst [g, batch..., ...] (StableHLO's interpreter test's form).
+  const lead = extra.groupFirst ? [g, ...b] : [...b, g];
+  const rhs = extra.transposed ? [...lead, n, k] : [...lead, k, n];
   const dims: Dims = {
     lhsContractingDimensions: [lhs.length - 1], rhsContractingDimensions: [extra.transposed ? nb + 2 : nb + 1],
-    lhsBatchDimensions: b.map((_, i) => i), rhsBatchDimensions: b.map((_, i) => i),
+    lhsBatchDimensions: b.map((_, i) => i), rhsBatchDimensions: b.map((_, i) => i + (extra.groupFirst ? 1 : 0)),
   };
-  return sizeVariants(m, g).map(([v, sizes]) => ({ what: `${what} ${v}`, lhs, rhs, dims, ragged: nb, group: nb, sizes }));
+  return sizeVariants(m, g).map(([v, sizes]) => ({ what: `${what} ${v}`, lhs, rhs, dims, ragged: nb, group: extra.groupFirst ? 0 : nb, sizes }));
 };
 
 const contracting = (what: string, m: number, k: number, n: number, g: number, extra: { batch?: number; transposed?: boolean } = {}): Case[] => {
@@ -85,6 +87,7 @@ const CASES: Case[] = [
   ...nonContracting("rows, one group", 9, 5, 7, 1),
   ...nonContracting("rows, rhs [g][n][k], 2 batches", 21, 13, 17, 3, { batch: 2, transposed: true }),
   ...nonContracting("rows of 3 an index", 11, 6, 10, 3, { per: 3 }),
+  ...nonContracting("rows, rhs [g][batch][k][n], 2 batches", 11, 5, 7, 3, { batch: 2, groupFirst: true }),
   ...nonContracting("rows 300x600x100 (several blocks of k and tiles)", 300, 600, 100, 5),
   ...contracting("depth 13x40x11, 3 groups", 13, 40, 11, 3),
   ...contracting("depth, rhs [n][k], 2 batches", 7, 30, 9, 4, { batch: 2, transposed: true }),
@@ -231,6 +234,7 @@ test("raggedDot compiled (native): the kernel in uneven ranges of its units, and
   if (!hasCompiler) return t.skip("no C compiler");
   const cases = [...nonContracting("rows", 37, 19, 23, 4), ...nonContracting("rows", 300, 600, 100, 5).slice(0, 2), ...contracting("depth", 13, 40, 11, 3),
     ...batchMode("batches", 5, 2, 6, 8, 9, 3)];
+  cases.push(...nonContracting("rows, rhs [g][batch][k][n]", 11, 5, 7, 3, { batch: 2, groupFirst: true }).slice(0, 2));
   const runs = cases.map((c, i) => {
     const comp = program(c, "f32", "s32");
     const spec = raggedGemmSpecOf(comp.root as Parameters<typeof raggedGemmSpecOf>[0]);

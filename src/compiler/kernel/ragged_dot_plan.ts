@@ -11,7 +11,8 @@
 // is): lhs [batch..., free..., K] (A row-major), rhs with its batch dimensions leading,
 // then in each mode:
 // - "nonContracting": the ragged dimension is lhs's first free one; rhs [batch..., G,
-//   K, N...] or [batch..., G, N..., K]. Group g covers the next sizes[g] indices of the
+//   K, N...] or [batch..., G, N..., K], or the group dimension before the batch ones
+//   ([G, batch..., K, N...], StableHLO's interpreter test's form). Group g covers the next sizes[g] indices of the
 //   ragged dimension, each `perIndex` rows of A (the later free dimensions' size), and
 //   multiplies them by its matrix of B; rows past the last group are zero.
 // - "contracting": the ragged dimension is the contracting one; rhs [batch..., K, N...]
@@ -51,6 +52,9 @@ export interface RaggedGemmSpec {
   readonly perIndex: number;
   /** The ragged dimension's size (in its indices). */
   readonly raggedSize: number;
+  /** Elements between consecutive batches and groups of rhs ("nonContracting"; else one matrix a batch, no groups). */
+  readonly rhsBatchStride: number;
+  readonly rhsGroupStride: number;
 }
 
 const product = (ds: readonly number[]): number => ds.reduce((p, d) => p * d, 1);
@@ -69,13 +73,17 @@ export function raggedGemmSpecOf(inst: Instruction<"raggedDot">): RaggedGemmSpec
   const mode = raggedDotMode(l, r, g, rdn);
   const { lhsBatchDimensions: lb, rhsBatchDimensions: rb, lhsContractingDimensions: lc, rhsContractingDimensions: rc } = rdn.dotDimensionNumbers;
   const nb = lb.length;
-  if (lb.some((d, i) => d !== i) || rb.some((d, i) => d !== i)) return { declined: "ragged-dot: batch dimensions do not lead in order" };
+  // rhs's group dimension before its batch dimensions ("nonContracting"): they follow it, in order.
+  const groupFirst = mode.kind === "nonContracting" && nb > 0 && rdn.rhsGroupDimensions[0] === 0;
+  if (lb.some((d, i) => d !== i) || rb.some((d, i) => d !== i + (groupFirst ? 1 : 0))) return { declined: "ragged-dot: batch dimensions do not lead in order" };
   const lRank = l.dimensions.length, rRank = r.dimensions.length;
   if (lc.length !== 1 || rc.length !== 1) return { declined: `ragged-dot: ${lc.length} contracting dimensions (the kernels take exactly one)` };
   if (lc[0] !== lRank - 1) return { declined: "ragged-dot: lhs's contracting dimension is not its last" };
   // rhs: its batch dimensions, the group dimension ("nonContracting"), then [K, N...] or [N..., K].
   const lead = mode.kind === "nonContracting" ? nb + 1 : nb;
-  if (mode.kind === "nonContracting" && rdn.rhsGroupDimensions[0] !== nb) return { declined: "ragged-dot: rhs's group dimension does not follow its batch dimensions" };
+  if (mode.kind === "nonContracting" && !groupFirst && rdn.rhsGroupDimensions[0] !== nb) {
+    return { declined: "ragged-dot: rhs's group dimension neither follows its batch dimensions nor comes first" };
+  }
   let rhsTransposed: boolean;
   if (rc[0] === lead) rhsTransposed = false;
   else if (rc[0] === rRank - 1) rhsTransposed = true;
@@ -93,6 +101,8 @@ export function raggedGemmSpecOf(inst: Instruction<"raggedDot">): RaggedGemmSpec
   const spec: RaggedGemmSpec = {
     mode: mode.kind, elementType: type, groupSizeType: g.elementType as GroupSizeType, groups: mode.groupCount,
     batch, m, n, k, rhsTransposed, perIndex, raggedSize,
+    rhsBatchStride: mode.kind === "nonContracting" && !groupFirst ? mode.groupCount * k * n : k * n,
+    rhsGroupStride: groupFirst ? batch * k * n : k * n,
   };
   const problem = checkGemmSpec(innerGemmSpec(spec));
   if (problem !== undefined) return { declined: `ragged-dot: ${problem}` };

@@ -39,7 +39,7 @@ export function emitRaggedDotC(spec: RaggedGemmSpec, cpu: NativeCpu, family: Gem
       body = `
     int64_t bi = o;
     const ${t} *a = (const ${t} *)a8 + bi * ${m * k};
-    const ${t} *b = (const ${t} *)b8 + bi * ${groups * k * n};
+    const ${t} *b = (const ${t} *)b8 + bi * ${spec.rhsBatchStride};
     ${t} *c = (${t} *)c8 + bi * ${m * n};
     /* Slots in group order, one a tile of the group's rows; then the tiles of zeros past the last group. */
     int64_t start = 0, next = 0, slot = 0;
@@ -47,7 +47,7 @@ export function emitRaggedDotC(spec: RaggedGemmSpec, cpu: NativeCpu, family: Gem
       ${advance("g")}
       int64_t rows = (next - start) * ${perIndex}, tiles = (rows + ${mr - 1}) / ${mr};
       int64_t tlo = lo - slot < 0 ? 0 : lo - slot, thi = hi - slot < tiles ? hi - slot : tiles;
-      if (tlo < thi) ${p}_gemm((uint8_t *)(a + start * ${perIndex * k}), (uint8_t *)(b + g * ${k * n}), (uint8_t *)(c + start * ${perIndex * n}), scratch,
+      if (tlo < thi) ${p}_gemm((uint8_t *)(a + start * ${perIndex * k}), (uint8_t *)(b + g * ${spec.rhsGroupStride}), (uint8_t *)(c + start * ${perIndex * n}), scratch,
         ch * ${mTiles} + tlo, ch * ${mTiles} + thi, rows, ${k});
       slot += tiles;
     }

@@ -122,7 +122,7 @@ export function emitRaggedDotKernel(spec: RaggedGemmSpec, target: WasmTarget): W
             f.localGet(x).localGet(y).i32LtS().if();
             callRows(
               () => at(a, () => f.localGet(o).i32Const(m * k).i32Mul().localGet(start).i32Const(perIndex * k).i32Mul().i32Add()),
-              () => at(b, () => f.localGet(o).i32Const(groups * k * n).i32Mul().localGet(g).i32Const(k * n).i32Mul().i32Add()),
+              () => at(b, () => f.localGet(o).i32Const(spec.rhsBatchStride).i32Mul().localGet(g).i32Const(spec.rhsGroupStride).i32Mul().i32Add()),
               () => at(c, () => f.localGet(o).i32Const(m * n).i32Mul().localGet(start).i32Const(perIndex * n).i32Mul().i32Add()),
               () => f.localGet(x).i32Const(mr).i32Mul(), () => rowEnd(y, () => f.localGet(count)), () => f.i32Const(k));
             f.end();
