@@ -26,7 +26,8 @@ import { packBInto } from "./kernel/gemm_plan.js";
 import { allSteps, describeControlFlow, nestedLists, runControlFlow, type NestedRunner } from "./control_flow.js";
 import { DeviceArray, WasmDevice } from "./device.js";
 import { runInBlocks } from "./wasm/thread_pool_protocol.js";
-import { BUFFER_ALIGNMENT, type WasmKernel } from "./wasm/kernel.js";
+import { BUFFER_ALIGNMENT, type RuntimeCheck, type WasmKernel } from "./wasm/kernel.js";
+import { checkGroupSizes } from "../interpreter/kernels/dot.js";
 import { isProgramNativeKernel } from "./routines.js";
 import { deserializeInstruction } from "../runtime/serialize.js";
 import type { NativeModule } from "./native/build.js";
@@ -377,6 +378,9 @@ export class Executable {
         case "copy":
           this.copyBytes(at(step.from), at(step.to), step.bytes);
           break;
+        case "check":
+          RUNTIME_CHECKS[step.check](this.device.viewLiteral(step.shape, [at(step.operand)]));
+          break;
         case "while": case "conditional":
           run.nested ??= this.nestedRunner(run);
           runControlFlow(step, at, run.nested);
@@ -568,6 +572,9 @@ export class Executable {
         case "copy":
           lines.push(`${indent}copy ${loc(s.from)} -> ${loc(s.to)} (${s.bytes} bytes)`);
           break;
+        case "check":
+          lines.push(`${indent}check ${s.name} (${s.check}, on the host): ${loc(s.operand)}`);
+          break;
         case "while": case "conditional":
           lines.push(`${indent}${describeControlFlow(s, loc)}`);
           for (const { role, list: nested } of nestedLists(s)) {
@@ -586,6 +593,11 @@ export class Executable {
     this.placement.release();
   }
 }
+
+/** Each check a program makes of an operand's values before a kernel (program.ts's "check" steps): the interpreter's, so the errors are its own. */
+const RUNTIME_CHECKS: Record<RuntimeCheck, (operand: Literal) => void> = {
+  raggedDotGroupSizes: checkGroupSizes,
+};
 
 /** The WebAssembly kernel of a program's kernel list (C kernels are loaded from the native module). */
 const wasmOf = (k: CompiledProgram["kernels"][number]): WasmKernel => {

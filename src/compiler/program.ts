@@ -25,6 +25,7 @@ import { packB, packedBLength, type PackedB } from "./kernel/gemm_plan.js";
 import type { CpuTarget } from "./backend_contract.js";
 import { outputFusionCanKeepProduct } from "./kernel/epilogue_plan.js";
 import { WASM_GEMM_TARGET } from "./wasm/gemm_microkernel.js";
+import type { RuntimeCheck } from "./wasm/kernel.js";
 import { groupSteps, mayWriteInPlace, planRowGroups, widenForRowGroups, type BlockBuffer } from "./row_groups.js";
 import { isDeclined } from "./kernel/declined.js";
 import { firstParameterLeaves, namedLeaves, type ConstantLeaf } from "./buffers/value_leaves.js";
@@ -49,6 +50,11 @@ export type Step =
     readonly operands: readonly (readonly Location[])[]; readonly results: readonly Location[];
   }
   | { readonly kind: "copy"; readonly from: Location; readonly to: Location; readonly bytes: number }
+  /**
+   * A check of an operand's values before the kernel that reads it (WasmKernel.runtimeCheck),
+   * on the host, which raises the interpreter's ExecutionError where they are bad.
+   */
+  | { readonly kind: "check"; readonly name: string; readonly check: RuntimeCheck; readonly operand: Location; readonly shape: ArrayShape }
   | ControlFlowStep;
 
 /**
@@ -258,6 +264,12 @@ function planSteps(entry: Computation, ctx: ProgramContext, module?: HloModule):
     if (!hasSideEffect(inst) && arrayLeaves(inst.shape).every((s) => byteSize(s) === 0)) continue;
     operandLeaves.forEach(use);
     const compiled = compileRoutine(inst, target);
+    const checked = isDeclined(compiled) ? undefined : compiled.runtimeCheck;
+    if (checked !== undefined) {
+      // The check runs just before the kernel: its operands live on to the kernel's step.
+      steps.push({ kind: "check", name: inst.name, check: checked.check, operand: operandLeaves[checked.operand]![0]!, shape: arrayLeaves(inst.operands[checked.operand]!.shape)[0]! });
+      operandLeaves.forEach(use);
+    }
     if (!isDeclined(compiled)) {
       // The operands this kernel may overwrite with its result: a loop fusion's operands
       // read element for element; dynamic-update-slice's and scatter's operand 0, which
@@ -345,6 +357,7 @@ function planSteps(entry: Computation, ctx: ProgramContext, module?: HloModule):
       case "group": return { ...s, steps: s.steps.map((k) => ({ ...k, operands: k.operands.map(relocate), results: k.results.map(relocate) })) };
       case "interpret": return { ...s, operands: s.operands.map((ls) => ls.map(relocate)), results: s.results.map(relocate) };
       case "copy": return s;
+      case "check": return { ...s, operand: relocate(s.operand) };
       case "while": case "conditional": return relocateControlFlow(s, relocate);
     }
   };

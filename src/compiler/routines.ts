@@ -22,11 +22,14 @@ import { emitConvC } from "./native/conv_c.js";
 import { emitWeightOnlyGemvC } from "./native/gemv_narrow_c.js";
 import { emitOutputFusionC } from "./native/epilogue_c.js";
 import { emitDynamicSliceC, emitDynamicUpdateSliceC } from "./native/dynamic_slice_c.js";
+import { emitRaggedDotC } from "./native/ragged_dot_c.js";
+import { raggedGemmSpecOf } from "./kernel/ragged_dot_plan.js";
 import { emitFusionKernel } from "./wasm/emit_loop.js";
 import { rowMaxima } from "./kernel/value_facts.js";
 import { emitGemmKernel } from "./wasm/gemm.js";
 import { gemmElementBytes, gemmSpecOfDot, packedBLength } from "./kernel/gemm_plan.js";
 import { emitConvKernel } from "./wasm/conv.js";
+import { emitRaggedDotKernel } from "./wasm/ragged_dot.js";
 import { emitWeightOnlyGemvKernel } from "./wasm/gemv_narrow.js";
 import { weightOnlyDotOf } from "./kernel/weight_only_dot.js";
 import { emitCholeskyKernel } from "./wasm/routines/cholesky.js";
@@ -71,6 +74,10 @@ const ROUTINES: Partial<Record<Opcode, Routine>> = {
     return "declined" in spec ? spec : emitGemmKernel(spec, target, undefined, undefined, packable[1]);
   },
   convolution: (inst, target) => emitConvKernel(inst as Instruction<"convolution">, target),
+  raggedDot: (inst, target) => {
+    const spec = raggedGemmSpecOf(inst as Instruction<"raggedDot">);
+    return "declined" in spec ? spec : emitRaggedDotKernel(spec, target);
+  },
   reduceWindow: (inst, target) => emitReduceWindowKernel(inst as Instruction<"reduceWindow">, target),
   selectAndScatter: (inst, target) => emitSelectAndScatterKernel(inst as Instruction<"selectAndScatter">, target),
   gather: (inst, target) => emitGatherKernel(inst as Instruction<"gather">, target),
@@ -103,6 +110,10 @@ const NATIVE_ROUTINES: Partial<Record<Opcode, NativeRoutine>> = {
     return "declined" in spec ? spec : emitGemmC(spec, cpu, undefined, undefined, packable[1]);
   },
   convolution: (inst, cpu, packable) => emitConvC(inst as Instruction<"convolution">, cpu, undefined, undefined, packable[1]),
+  raggedDot: (inst, cpu) => {
+    const spec = raggedGemmSpecOf(inst as Instruction<"raggedDot">);
+    return "declined" in spec ? spec : emitRaggedDotC(spec, cpu);
+  },
   dynamicSlice: (inst) => emitDynamicSliceC(inst as Instruction<"dynamicSlice">),
   dynamicUpdateSlice: (inst) => emitDynamicUpdateSliceC(inst as Instruction<"dynamicUpdateSlice">),
 };

@@ -412,8 +412,12 @@ export interface SplitBalance {
 /** Whether a packed kernel with blocks of kc finishes a product of depth k in one block. */
 export const productFitsOneBlock = (k: number, kc: number): boolean => k <= kc;
 
-/** The schedule of a spec on a target; `tiling` overrides the target's choice (probes, tests). */
-export function planGemm(spec: GemmSpec, target: GemmTarget, tiling: GemmTiling = gemmTiling(spec, target)): GemmSchedule {
+/**
+ * The schedule of a spec on a target; `tiling` overrides the target's choice (probes,
+ * tests). `packedOnly`: the "packed" kernel whatever m is (a ragged dot's groups, whose
+ * rows are known only at run time: kernel/ragged_dot_plan.ts).
+ */
+export function planGemm(spec: GemmSpec, target: GemmTarget, tiling: GemmTiling = gemmTiling(spec, target), packedOnly = false): GemmSchedule {
   const { batch, m, n, k } = spec;
   const lanes = vectorLanes(target, spec.elementType);
   const nr = tiling.nrVectors * lanes;
@@ -426,7 +430,7 @@ export function planGemm(spec: GemmSpec, target: GemmTarget, tiling: GemmTiling 
   const rowPanels = target.blocking === "row-panels";
   const es = gemmElementBytes(spec.elementType);
   const caches = targetCaches(target);
-  if (dotsRows(spec, target)) {
+  if (!packedOnly && dotsRows(spec, target)) {
     // Units of whole groups of columns, at least 16 units when n allows, each reading at
     // least 4 KiB of B (smaller units cost more in calls than they give threads).
     const chunk = Math.max(roundUp(Math.ceil(n / MIN_UNITS), ROW_DOT_COLUMNS), roundUp(Math.ceil(4096 / (k * es)), ROW_DOT_COLUMNS));
@@ -437,7 +441,7 @@ export function planGemm(spec: GemmSpec, target: GemmTarget, tiling: GemmTiling 
       sweepRows: 0, sweepRowsWhole: 0, panelColumns: 0, ...strides, kBlocks: 1, productInScratch: false,
     };
   }
-  if (streamsB(spec, target)) {
+  if (!packedOnly && streamsB(spec, target)) {
     // At least 16 units for threads; WebAssembly's chunks are whole vectors (whole panels
     // where m allows them) of at least 64 columns, C's multiples of 16 of at least 64 (a C call sweeps its consecutive
     // units as one range, so small chunks cost nothing; 256 left n = 768 three units,

@@ -156,7 +156,7 @@ export function readsAInPlace(schedule: GemmSchedule, family: GemmFamily): boole
  * never faults.
  */
 export function gemmRoutine(
-  schedule: GemmSchedule, family: GemmFamily, prefix: string, finish?: string, keepProduct = false, prepackedB = false,
+  schedule: GemmSchedule, family: GemmFamily, prefix: string, finish?: string, keepProduct = false, prepackedB = false, runtimeSize = false,
 ): GemmRoutine {
   const { spec, nr, mTiles, chunk, nChunks, parallelExtent, aRow, aK, bK, bLine } = schedule;
   const t = spec.elementType === "f32" ? "float" : "double";
@@ -176,6 +176,10 @@ export function gemmRoutine(
   if (keepProduct && !(schedule.productInScratch && finish !== undefined)) throw new Error(`gemm ${m}x${n}x${k}: the product is kept in scratch only with k in one block and a finish`);
   const productBytes = keepProduct ? roundUp(mc * n * es, 64) : 0;
   const scratchBytes = bPanelBytes + aPanelBytes + tileBytes + productBytes;
+  if (runtimeSize && (finish !== undefined || prepackedB)) throw new Error(`gemm ${m}x${n}x${k}: sizes given at run time take no finish and no pre-packed B`);
+  // The rows and the depth: the spec's, or (runtimeSize) arguments m_rt <= m and k_rt <= k, the strides and the blocking staying the spec's.
+  const mx = runtimeSize ? "m_rt" : String(m);
+  const kx = runtimeSize ? "k_rt" : String(k);
   const p = prefix;
   // Whole tiles of row-major A packed 8 steps at a time where the family can (the rest element by element).
   const packA8 = aK === 1 ? aPackSource(family, spec.elementType, p, mr) : undefined;
@@ -219,7 +223,7 @@ static ${packA8 === undefined ? "" : `${packA8.attribute} `}void ${p}_pack_a(con
     for (int r = 0; r < ${mr}; r++) dst[pp * ${mr} + r] = r < rows ? src[r] : 0;
   }`}
 }
-static void ${p}_gemm(uint8_t *a8, uint8_t *b8, uint8_t *c8, uint8_t *scratch, int64_t begin, int64_t end${finish === undefined ? "" : ", uint8_t *mem, const uint32_t *args"}) {
+static void ${p}_gemm(uint8_t *a8, uint8_t *b8, uint8_t *c8, uint8_t *scratch, int64_t begin, int64_t end${runtimeSize ? ", int64_t m_rt, int64_t k_rt" : ""}${finish === undefined ? "" : ", uint8_t *mem, const uint32_t *args"}) {
   ${prepackedB ? `const ${t} *bp;` : `${t} *bp = (${t} *)scratch;`}
   ${t} *ap = (${t} *)(scratch + ${bPanelBytes});
   ${t} *tile = (${t} *)(scratch + ${bPanelBytes + aPanelBytes});${keepA ? `
@@ -228,21 +232,22 @@ static void ${p}_gemm(uint8_t *a8, uint8_t *b8, uint8_t *c8, uint8_t *scratch, i
   ${t} *prod = (${t} *)(scratch + ${bPanelBytes + aPanelBytes + tileBytes});` : ""}
   for (int64_t slice = begin / ${Math.max(mTiles, 1)}; slice < ${batch * nChunks} && slice * ${mTiles} < end; slice++) {
     int64_t lo = begin - slice * ${mTiles}; if (lo < 0) lo = 0;
-    int64_t hi = end - slice * ${mTiles}; if (hi > ${mTiles}) hi = ${mTiles};
+    int64_t hi = end - slice * ${mTiles}; if (hi > ${mTiles}) hi = ${mTiles};${runtimeSize ? `
+    if (hi > (m_rt + ${mr - 1}) / ${mr}) hi = (m_rt + ${mr - 1}) / ${mr};` : ""}
     if (lo >= hi) continue;
     int64_t bi = slice / ${nChunks};
     int64_t c0 = (slice % ${nChunks}) * ${chunk};
     int64_t c1 = c0 + ${chunk} < ${n} ? c0 + ${chunk} : ${n};
-    int64_t r0 = lo * ${mr}, r1 = hi * ${mr} < ${m} ? hi * ${mr} : ${m};
+    int64_t r0 = lo * ${mr}, r1 = hi * ${mr} < ${mx} ? hi * ${mr} : ${mx};
     const ${t} *a = (const ${t} *)a8 + bi * ${m * k};${keepA ? `
     int packA = !(bi == pbi && lo >= plo && hi <= phi);
     if (packA) { pbi = bi; plo = lo; phi = hi; }` : ""}
 ${prepackedB ? "" : `    const ${t} *b = (const ${t} *)b8 + bi * ${k * n};
 `}    ${t} *c = (${t} *)c8 + bi * ${m * n};
-${k === 0
-    ? `    for (int64_t i = r0; i < r1; i++) for (int64_t j = c0; j < c1; j++) c[i * ${n} + j] = 0;`
-    : `    for (int64_t p0 = 0; p0 < ${k}; p0 += ${kc}) {
-      int64_t kl = ${k} - p0 < ${kc} ? ${k} - p0 : ${kc};
+${k === 0 || runtimeSize
+    ? `    ${runtimeSize ? "if (k_rt == 0) " : ""}for (int64_t i = r0; i < r1; i++) for (int64_t j = c0; j < c1; j++) c[i * ${n} + j] = 0;`
+    : ""}${k === 0 ? "" : `${runtimeSize ? "\n" : ""}    for (int64_t p0 = 0; p0 < ${kx}; p0 += ${kc}) {
+      int64_t kl = ${kx} - p0 < ${kc} ? ${kx} - p0 : ${kc};
       int acc = p0 > 0;
       ${prepackedB ? `bp = (const ${t} *)b8 + bi * ${k * roundUp(n, nr)} + c0 * ${k} + p0 * ((c1 - c0 + ${nr - 1}) / ${nr} * ${nr});` : tilePacks ? "/* Packed panel by panel below, by the first block of rows. */" : `${p}_pack_b(b, bp, p0, kl, c0, c1 - c0);`}
       for (int64_t ib = r0; ib < r1; ib += ${mc}) {
@@ -286,7 +291,7 @@ ${tilePacks ? `          /* The first block of rows packs the panel: its first t
             }
           }
         }${finish === undefined ? "" : `
-        if (p0 + kl == ${k}) { int64_t fr0 = ib, fr1 = ie; ${finish} }`}
+        if (p0 + kl == ${kx}) { int64_t fr0 = ib, fr1 = ie; ${finish} }`}
       }
     }`}${k === 0 && finish !== undefined ? `
     { int64_t fr0 = r0, fr1 = r1; ${finish} }` : ""}

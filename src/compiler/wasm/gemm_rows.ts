@@ -27,7 +27,7 @@
 // Partial row tiles (the last, at rowEnd) read A in place.
 
 import type { FunctionBuilder, ModuleBuilder } from "./encoder.js";
-import { forRange, setMinU } from "./loops.js";
+import { forRange, pushI32, setMinU, type I32Value } from "./loops.js";
 import { elementInfo, emitCopyTile, emitMicrokernel, emitPack, emitPackRowsB, type ALayout, type TileRegisters } from "./gemm_microkernel.js";
 import { productFitsOneBlock, type GemmElement, type GemmTiling } from "../kernel/gemm_plan.js";
 
@@ -76,13 +76,18 @@ export interface RowsEpilogue {
 
 /**
  * Emits rows(...) into the module. `remainders` lists the row counts below mr that a
- * last partial tile may have (each gets its own microkernels). Returns the function
- * and the scratch bytes one call needs.
+ * last partial tile may have (each gets its own microkernels). `runtimeDepth`: rows
+ * takes a ninth argument, the depth (at most layout.k, which keeps the strides and the
+ * blocking), and computes nothing for a depth of 0 (a ragged dot's group of k:
+ * ragged_dot.ts); not with an epilogue or a pre-packed B. Returns the function and the
+ * scratch bytes one call needs.
  */
 export function emitGemmRows(
   module: ModuleBuilder, layout: GemmRowsLayout, tiling: GemmTiling, fused: boolean, remainders: readonly number[], epilogue?: RowsEpilogue,
+  runtimeDepth = false,
 ): { rows: number; scratchBytes: number } {
   const { type, n, k, aRow, aK, bK, bLine, prepackedB = false } = layout;
+  if (runtimeDepth && (epilogue !== undefined || prepackedB)) throw new Error("gemm rows: a depth given at run time takes no epilogue and no pre-packed B");
   const { bytes: es, lanes } = elementInfo(type);
   const { mr, nrVectors } = tiling;
   const nr = nrVectors * lanes;
@@ -129,7 +134,9 @@ export function emitGemmRows(
 
   const extra = epilogue === undefined ? 0 : 2 + epilogue.operands;
   const lastPc = Math.floor(Math.max(k - 1, 0) / tiling.kc) * tiling.kc;
-  const rows = module.addFunction(undefined, new Array<"i32">(8 + extra).fill("i32"), [], (f) => {
+  const rows = module.addFunction(undefined, new Array<"i32">(8 + extra + (runtimeDepth ? 1 : 0)).fill("i32"), [], (f) => {
+    // The depth: the layout's, or the ninth argument.
+    const depth: I32Value = runtimeDepth ? { local: 8 } : k;
     const [a, b, c, scratch, rowBegin, rowEnd, colBegin, colEnd] = [0, 1, 2, 3, 4, 5, 6, 7];
     const [rowBase, result] = [8, 9 + (epilogue?.operands ?? 0)];
     const [jc, pc, ir, jr, nLen, kLen, full, pa, pb, cp, tr, tc, tile, src, rowTile, e0, panels, packedA, step, inGroup, g, groupCount] = Array.from({ length: 22 }, () => f.local("i32"));
@@ -139,8 +146,9 @@ export function emitGemmRows(
     forRange(f, jc, { local: colBegin }, { local: colEnd }, tiling.nc, () => {
       f.localGet(colEnd).localGet(jc).i32Sub().localSet(tr);
       setMinU(f, nLen, tiling.nc, { local: tr });
-      forRange(f, pc, 0, k, tiling.kc, () => {
-        f.i32Const(k).localGet(pc).i32Sub().localSet(tr);
+      forRange(f, pc, 0, depth, tiling.kc, () => {
+        pushI32(f, depth);
+        f.localGet(pc).i32Sub().localSet(tr);
         setMinU(f, kLen, tiling.kc, { local: tr });
         if (prepackedB) {
           // The block's panels: at element jc*k + pc*roundUp(nLen, nr) of B.

@@ -57,4 +57,13 @@ export interface WasmKernel {
    * packed into its panels: the program's planner stores that constant packed (packB).
    */
   readonly packedOperand?: { readonly operand: number; readonly layout: PackedB };
+  /**
+   * An operand whose values the program checks before the kernel runs (a "check" step,
+   * program.ts), raising the interpreter's ExecutionError where they are bad: a ragged
+   * dot's group sizes, which the kernel takes as non-negative.
+   */
+  readonly runtimeCheck?: { readonly operand: number; readonly check: RuntimeCheck };
 }
+
+/** The checks of operand values a compiled program makes before a kernel runs (executable.ts runs them). */
+export type RuntimeCheck = "raggedDotGroupSizes";

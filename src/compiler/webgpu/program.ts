@@ -99,7 +99,7 @@ const HOST_REASONS: Partial<Record<Opcode, (inst: Instruction) => string>> = {
   topK: (inst) => `topK of ${elementTypeName(inst.operands[0]!.shape)}: only f32 and 32- and 64-bit integer top-k become a sort (the sort kernels compare no other type), so the interpreter's topK runs it`,
   // A kernel cannot raise the error, and rewriting it as a dot against every group would
   // drop the check and multiply the work (and the product's memory) by the group count.
-  raggedDot: () => "ragged-dot checks its group sizes at run time (a negative size is an ExecutionError, which no kernel can raise): the interpreter's kernel runs it",
+  raggedDot: () => "ragged-dot has no WGSL kernel (the CPU backends' grouped GEMM, kernel/ragged_dot_plan.ts, is not rendered in WGSL, nor the check of its group sizes): the interpreter's kernel runs it",
 };
 
 /** Why an ApproxTopK reaches the planner: decompose expands every one the interpreter would run (compiler/expansions/top_k.ts). */

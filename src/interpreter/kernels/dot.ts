@@ -81,13 +81,21 @@ function sumProducts(
 const operandValues = (arith: Arith, operand: Literal): Scalar[] =>
   operand.values().map((v) => arith.from(v, operand.elementType));
 
-/** Start offsets of each group from the group sizes (a prefix sum). */
-function groupStarts(groupSizes: Literal): number[] {
-  const starts = [0];
+/**
+ * Raises ragged-dot's ExecutionError for a negative group size. The compiled backends
+ * run it before their kernels (a check step), so every backend raises the same error.
+ */
+export function checkGroupSizes(groupSizes: Literal): void {
   groupSizes.values().forEach((s, k) => {
     if (Number(s) < 0) throw new ExecutionError(`ragged-dot: group_sizes[${k}] is ${s}; group sizes must be non-negative`);
-    starts.push(starts.at(-1)! + Number(s));
   });
+}
+
+/** Start offsets of each group from the group sizes (a prefix sum). */
+function groupStarts(groupSizes: Literal): number[] {
+  checkGroupSizes(groupSizes);
+  const starts = [0];
+  for (const s of groupSizes.values()) starts.push(starts.at(-1)! + Number(s));
   return starts;
 }
 

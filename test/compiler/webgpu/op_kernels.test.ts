@@ -408,7 +408,7 @@ ENTRY %main (x: f32[3,1], w: f32[2,1,1], g: s32[2]) -> f32[3,1] {
   %g = s32[2]{0} parameter(2)
   ROOT %d = f32[3,1]{1,0} ragged-dot(f32[3,1]{1,0} %x, f32[2,1,1]{2,1,0} %w, s32[2]{0} %g), lhs_contracting_dims={1}, rhs_contracting_dims={1}, lhs_ragged_dims={0}, rhs_group_dims={0}
 }`), {});
-  assert.deepEqual(ragged.steps.flatMap((s) => (s.kind === "host" ? [s.why] : [])), ["ragged-dot checks its group sizes at run time (a negative size is an ExecutionError, which no kernel can raise): the interpreter's kernel runs it"]);
+  assert.deepEqual(ragged.steps.flatMap((s) => (s.kind === "host" ? [s.why] : [])), ["ragged-dot has no WGSL kernel (the CPU backends' grouped GEMM, kernel/ragged_dot_plan.ts, is not rendered in WGSL, nor the check of its group sizes): the interpreter's kernel runs it"]);
 });
 
 test("an ApproxTopK the interpreter refuses stays on the host with its reason, and the run reports the interpreter's error", { skip }, async () => {
