@@ -397,6 +397,7 @@ export interface GemmSchedule {
  * threads; B packed by each call would be packed again.
  */
 export function gemmBalance(schedule: GemmSchedule, prepackedB: boolean): SplitBalance {
+  if (schedule.kind === "streamB" && prepackedB && schedule.panelColumns > 0) return { grain: 1, cutsGrain: false };
   if (schedule.kind !== "packed") return { grain: 0, cutsGrain: false };
   const { spec, chunk } = schedule;
   const chunkB = Math.min(chunk, spec.n) * spec.k * gemmElementBytes(spec.elementType);
@@ -442,8 +443,9 @@ export function planGemm(spec: GemmSpec, target: GemmTarget, tiling: GemmTiling 
     // where m allows them) of at least 64 columns, C's multiples of 16 of at least 64 (a C call sweeps its consecutive
     // units as one range, so small chunks cost nothing; 256 left n = 768 three units,
     // two threads one and two of them).
-    const panelColumns = rowPanels && m <= GEMV_PANEL_MAX_ROWS ? GEMV_PANEL_VECTORS * lanes : 0;
-    const chunk = rowPanels ? Math.max(64, roundUp(Math.ceil(n / MIN_UNITS), Math.max(lanes, panelColumns))) : Math.max(64, roundUp(Math.ceil(n / MIN_UNITS), 16));
+    // Panels (B packed once, where it may be) for one or two rows of A: four of the target's vectors wide.
+    const panelColumns = m <= GEMV_PANEL_MAX_ROWS ? GEMV_PANEL_VECTORS * lanes : 0;
+    const chunk = rowPanels ? Math.max(64, roundUp(Math.ceil(n / MIN_UNITS), Math.max(lanes, panelColumns))) : Math.max(64, roundUp(Math.ceil(n / MIN_UNITS), Math.max(16, panelColumns)));
     const nChunks = Math.max(1, Math.ceil(n / chunk));
     const costPerUnit = rowPanels ? 2 * m * chunk * k + chunk * k * es : 2 * m * Math.min(chunk, n) * k;
     return {
