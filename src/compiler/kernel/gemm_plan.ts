@@ -397,17 +397,25 @@ export interface GemmSchedule {
  * threads; B packed by each call would be packed again.
  */
 export function gemmBalance(schedule: GemmSchedule, prepackedB: boolean): SplitBalance {
-  if (schedule.kind === "streamB" && prepackedB && schedule.panelColumns > 0) return { grain: 1, cutsGrain: false };
-  if (schedule.kind !== "packed") return { grain: 0, cutsGrain: false };
+  if (schedule.kind === "streamB" && prepackedB && schedule.panelColumns > 0) return { grain: 1, cutsGrain: false, alwaysSplits: true };
+  if (schedule.kind !== "packed") return { grain: 0, cutsGrain: false, alwaysSplits: false };
   const { spec, chunk } = schedule;
   const chunkB = Math.min(chunk, spec.n) * spec.k * gemmElementBytes(spec.elementType);
-  return { grain: Math.max(1, schedule.mTiles), cutsGrain: prepackedB && spec.k > 0 && chunkB <= schedule.caches.l2Bytes };
+  return { grain: Math.max(1, schedule.mTiles), cutsGrain: prepackedB && spec.k > 0 && chunkB <= schedule.caches.l2Bytes, alwaysSplits: false };
 }
 
 /** How a split call's threads share its units as they go (gemmBalance); grain 0: a static share each. */
 export interface SplitBalance {
   readonly grain: number;
   readonly cutsGrain: boolean;
+  /**
+   * Every call of at least STREAMED_PARALLEL_COST (native/glue.ts) splits, without the
+   * split trials: the streaming kernel over B in panels, whose balanced split reads B in
+   * runs however it is cut, so that a split whose other thread comes late or not at all
+   * costs about the hand-off (the calling thread takes over the other's share), and
+   * one not made where it would come costs up to half the call.
+   */
+  readonly alwaysSplits: boolean;
 }
 
 /** Whether a packed kernel with blocks of kc finishes a product of depth k in one block. */
