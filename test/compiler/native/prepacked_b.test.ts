@@ -4,6 +4,8 @@
 // interpreter; the packer against a direct reading of its documented layout.
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
 import {
   Literal, XlaBuilder, add, arrayShape, constantLiteral, dot, dotGeneral, evaluate, max, parameter, constantR0, tuple,
   type Computation, type ElementType,
@@ -11,6 +13,7 @@ import {
 import { compile } from "../../../src/compiler/index.js";
 import { packB, packedBLength, type PackedB } from "../../../src/compiler/kernel/gemm_plan.js";
 import { rng } from "../../support/prng.js";
+import { ALWAYS_PARALLEL_COST, STREAMED_PARALLEL_COST } from "../../../src/compiler/native/glue.js";
 import { nativeSkipReason } from "./gemm_harness.js";
 
 const skip = nativeSkipReason();
@@ -174,4 +177,21 @@ test("native: one or two rows against a constant B read it in panels, with the b
   } finally {
     for (const e of exes) e.delete();
   }
+});
+
+test("native: a product over B in panels splits every call from STREAMED_PARALLEL_COST, without split trials, balanced, one thread's bits", { skip }, () => {
+  // Below ALWAYS_PARALLEL_COST a kernel's first calls are split trials, alternately alone
+  // and split (every other call on one thread); the kernel over panels skips them: all 16
+  // calls split, none a trial, each split balanced (a unit a piece) and the bits of one thread.
+  const child = fileURLToPath(new URL("./streamed_split_child.js", import.meta.url));
+  const calls = 16;
+  const r = spawnSync(process.execPath, [child, String(calls)], { env: { ...process.env, XLATS_POOL_TRACE: "1" }, encoding: "utf8", timeout: 120_000 });
+  assert.equal(r.status, 0, r.stderr);
+  const { units, cost, grain, alwaysSplits, same } = JSON.parse(r.stdout) as { units: number; cost: number; grain: number; alwaysSplits: boolean; same: boolean };
+  assert.ok(cost >= STREAMED_PARALLEL_COST && cost < ALWAYS_PARALLEL_COST, `cost ${cost}`);
+  assert.ok(alwaysSplits && grain === 1 && units >= 4, `grain ${grain}, ${units} units`);
+  assert.ok(same, "two threads gave other bits than one");
+  const lines = r.stderr.split("\n");
+  assert.equal(lines.filter((l) => l.startsWith("xk_pool_trace streamed_split units")).length, calls, r.stderr.slice(0, 2000));
+  assert.equal(lines.filter((l) => l.startsWith("xk_pool_trace trial")).length, 0, r.stderr.slice(0, 2000));
 });
