@@ -31,9 +31,11 @@
 //
 // A few rows of A (m <= GEMV_MAX_ROWS) stream B instead of packing it, which would copy
 // B once for a single use: B stored by rows is swept row after row (gemvRoutine,
-// streamsB), B stored [n][k] is read as rows whose dot products with A's rows are C's
-// elements (rowDotsRoutine, dotsRows). Both read B once, in order, at about the
-// memory's read speed (bench/gemv_probe.ts measures them beside a plain read).
+// streamsB), or, a constant or a weight against one or two rows, read from the panels
+// the planner packed it in once (gemvPanelRoutine), B stored [n][k] is read as rows
+// whose dot products with A's rows are C's elements (rowDotsRoutine, dotsRows). All read
+// B once, in order, at about the memory's read speed (bench/gemv_probe.ts measures them
+// beside a plain read).
 //
 // The tile, the blocking (a kc x nr B panel in L1, the mc x kc block of A in L2, for the
 // cache sizes the toolchain detects: native/cpu_caches.ts) and the work split are the

@@ -104,7 +104,7 @@ export const ALWAYS_PARALLEL_COST = 1 << 26;
  * core busy, B's part left in the L3) decide them: GPT-2's decode at two threads, traced
  * at load 12-15 (2026-12-02), split one layer's fc2 and kept the other's alone, and its
  * two qkv products read 18.5 against 19.7 and 27.4 against 18.6 us per 1024 units. Every
- * such call split, the step's best and median runs at two threads were 5-15% faster
+ * such call split, the step's best runs at two threads were 8-15% faster and its medians 3-14%
  * (docs/benchmarks.md, session 50). 2^20: 768 x 768 weights, the decode's least.
  */
 export const STREAMED_PARALLEL_COST = 1 << 20;
