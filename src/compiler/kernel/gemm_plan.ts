@@ -357,11 +357,14 @@ export interface GemmSchedule {
    * panels it is then stored in (streamedPanelsOf), each panel all of k by that many columns, the
    * panels one after another, so that the kernel keeps a panel's sums in registers over
    * all of k and reads B as one run without loading and storing its row of C for every
-   * row of B as the sweeps do (WebAssembly, m <= 2; measured 2026-12-01, load 9-18: the
-   * GPT-2 decode's four products 1.4-1.6x faster with their weights in cache, 0.89 of a
-   * plain read of the same bytes from memory against the sweeps' 0.83; the whole decode
-   * step, which memory bounds, moved by -6% to +8% between pairings). chunk is then a
-   * multiple of it. 0: B is read as stored.
+   * row of B as the sweeps do (m <= 2, four of the target's vectors wide). WebAssembly,
+   * measured 2026-12-01, load 9-18: the GPT-2 decode's four products 1.4-1.6x faster with
+   * their weights in cache, 0.89 of a plain read of the same bytes from memory against the
+   * sweeps' 0.83; the whole decode step, which memory bounds, moved by -6% to +8% between
+   * pairings. C (session 50, 2026-12-02): at one thread as fast as the sweeps, but a
+   * thread's share of the columns is one run of B instead of a part of every row, and
+   * the split is balanced (gemmBalance): the decode step at two threads 1.45-1.8x faster
+   * (docs/benchmarks.md). chunk is then a multiple of it. 0: B is read as stored.
    */
   readonly panelColumns: number;
   /** Blocks of k C is accumulated over (1: each element of C written once, in one pass). */
@@ -383,13 +386,16 @@ export interface GemmSchedule {
  * 10-25% slower per CPU second than the other, 2026-12-01, and a static half each left
  * the faster thread idle for that long). `grain`: units a piece keeps together where it
  * can, a "packed" kernel's row tiles of one chunk of columns, since every call reads (or
- * packs) the B block of each chunk it touches; 0 for the streaming kernels ("streamB",
- * "rowDots": a call's columns are read as one run of B's rows, which pieces would cut
- * short), which keep a static share each (balanced in pieces of at most half a share,
- * session 49, the decode's three shapes split 1.39-1.65x faster than one thread with B
- * warm, against 1.50-1.73x in static halves, medians of four runs of
+ * packs) the B block of each chunk it touches; 0 for the streaming kernels over B as
+ * stored ("streamB", "rowDots": a call's columns are read as one run of B's rows, which
+ * pieces would cut short), which keep a static share each (balanced in pieces of at most
+ * half a share, session 49, the decode's three shapes split 1.39-1.65x faster than one
+ * thread with B warm, against 1.50-1.73x in static halves, medians of four runs of
  * bench/gemm_c_probe.js threads=2 at load 10-12; only with B cold was the balance
- * ahead). `cutsGrain`: a thread's last chunk, and the
+ * ahead). 1 for the streaming kernel over B in panels, whose units are each one run of
+ * B, so that any piece reads B as one stream (the decode step at two threads, balanced
+ * against static halves of panels, paired under chrt, 2026-12-02, load 9: best runs
+ * 686-815 against 707-1217 us, medians 787-965 against 858-1396). `cutsGrain`: a thread's last chunk, and the
  * units taken from another's, may be cut into pieces of row tiles: B pre-packed and a
  * chunk's B (all of k) at most the L2 it is planned for (schedule.caches; the Zen 5
  * measured: 1 MiB), so that the piece that reads it again finds it there. Cut so, GPT-2's
@@ -397,16 +403,25 @@ export interface GemmSchedule {
  * threads; B packed by each call would be packed again.
  */
 export function gemmBalance(schedule: GemmSchedule, prepackedB: boolean): SplitBalance {
-  if (schedule.kind !== "packed") return { grain: 0, cutsGrain: false };
+  if (schedule.kind === "streamB" && prepackedB && schedule.panelColumns > 0) return { grain: 1, cutsGrain: false, alwaysSplits: true };
+  if (schedule.kind !== "packed") return { grain: 0, cutsGrain: false, alwaysSplits: false };
   const { spec, chunk } = schedule;
   const chunkB = Math.min(chunk, spec.n) * spec.k * gemmElementBytes(spec.elementType);
-  return { grain: Math.max(1, schedule.mTiles), cutsGrain: prepackedB && spec.k > 0 && chunkB <= schedule.caches.l2Bytes };
+  return { grain: Math.max(1, schedule.mTiles), cutsGrain: prepackedB && spec.k > 0 && chunkB <= schedule.caches.l2Bytes, alwaysSplits: false };
 }
 
 /** How a split call's threads share its units as they go (gemmBalance); grain 0: a static share each. */
 export interface SplitBalance {
   readonly grain: number;
   readonly cutsGrain: boolean;
+  /**
+   * Every call of at least STREAMED_PARALLEL_COST (native/glue.ts) splits, without the
+   * split trials: the streaming kernel over B in panels, whose balanced split reads B in
+   * runs however it is cut, so that a split whose other thread comes late or not at all
+   * costs about the hand-off (the calling thread takes over the other's share), and
+   * one not made where it would come costs up to half the call.
+   */
+  readonly alwaysSplits: boolean;
 }
 
 /** Whether a packed kernel with blocks of kc finishes a product of depth k in one block. */
@@ -446,8 +461,9 @@ export function planGemm(spec: GemmSpec, target: GemmTarget, tiling: GemmTiling 
     // where m allows them) of at least 64 columns, C's multiples of 16 of at least 64 (a C call sweeps its consecutive
     // units as one range, so small chunks cost nothing; 256 left n = 768 three units,
     // two threads one and two of them).
-    const panelColumns = rowPanels && m <= GEMV_PANEL_MAX_ROWS ? GEMV_PANEL_VECTORS * lanes : 0;
-    const chunk = rowPanels ? Math.max(64, roundUp(Math.ceil(n / MIN_UNITS), Math.max(lanes, panelColumns))) : Math.max(64, roundUp(Math.ceil(n / MIN_UNITS), 16));
+    // Panels (B packed once, where it may be) for one or two rows of A: four of the target's vectors wide.
+    const panelColumns = m <= GEMV_PANEL_MAX_ROWS ? GEMV_PANEL_VECTORS * lanes : 0;
+    const chunk = rowPanels ? Math.max(64, roundUp(Math.ceil(n / MIN_UNITS), Math.max(lanes, panelColumns))) : Math.max(64, roundUp(Math.ceil(n / MIN_UNITS), Math.max(16, panelColumns)));
     const nChunks = Math.max(1, Math.ceil(n / chunk));
     const costPerUnit = rowPanels ? 2 * m * chunk * k + chunk * k * es : 2 * m * Math.min(chunk, n) * k;
     return {

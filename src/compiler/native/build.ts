@@ -31,7 +31,7 @@ function glueKernels(kernels: readonly NativeKernelBuild[]): GlueKernel[] {
     return {
       symbol: k.c.symbol,
       buffers: bufferBytes.map((bytes, i) => ({ bytes, rowBytes: rowBytes(i) })),
-      scratchBytes: k.scratchBytes, parallelExtent: k.parallelExtent, costPerUnit: k.costPerUnit, balance: k.balance ?? { grain: 0, cutsGrain: false },
+      scratchBytes: k.scratchBytes, parallelExtent: k.parallelExtent, costPerUnit: k.costPerUnit, balance: k.balance ?? { grain: 0, cutsGrain: false, alwaysSplits: false },
     };
   });
 }

@@ -21,13 +21,13 @@ import type { Computation } from "../../ir/computation.js";
 import { epilogueKernel } from "../kernel/loop_kernel.js";
 import { renderOutputFusion, type EpiloguePlan } from "../kernel/epilogue_plan.js";
 import { planConv } from "../kernel/conv_plan.js";
-import { checkGemmSpec, packedBOf, planGemm, type PackedB, type SplitBalance } from "../kernel/gemm_plan.js";
+import { checkGemmSpec, planGemm, type PackedB, type SplitBalance } from "../kernel/gemm_plan.js";
 import { SYM, symbolize } from "./c_source.js";
 import { checkCType } from "./c_values.js";
 import type { Declined } from "../kernel/declined.js";
 import { convRoutine, packedFilterOf } from "./conv_c.js";
 import { NATIVE_VECTOR_TARGET, printKernelC } from "./emit_c_loop.js";
-import { anyGemmRoutine, gemmRoutine } from "./gemm_c.js";
+import { anyGemmRoutine, gemmRoutine, nativePackedBOf } from "./gemm_c.js";
 import { gemmFamily, type GemmFamily } from "./gemm_c_family.js";
 import type { NativeCpu, NativeKernel } from "./kernel.js";
 
@@ -69,7 +69,7 @@ export function emitOutputFusionC(
       const problem = checkGemmSpec(spec);
       if (problem !== undefined) return { declined: problem };
       const schedule = planGemm(spec, family.target);
-      packed = constantOperands[oc.rhs] === true ? packedBOf(schedule) : undefined;
+      packed = constantOperands[oc.rhs] === true ? nativePackedBOf(schedule) : undefined;
       if (inPlace) {
         if (!schedule.productInScratch) {
           return { declined: `output fusion ${fused.name}: written over an operand its epilogue reads, with k = ${spec.k} not in one block of the C kernel` };
@@ -84,7 +84,7 @@ export function emitOutputFusionC(
       } else {
         routine = anyGemmRoutine(schedule, family, SYM, call(`bi * ${spec.m} + fr0, bi * ${spec.m} + fr1`), packed !== undefined);
       }
-      coreName = `gemm ${spec.batch > 1 ? `${spec.batch}x` : ""}${spec.m}x${spec.n}x${spec.k} ${spec.elementType}${packed !== undefined ? " (B pre-packed)" : ""}`;
+      coreName = `gemm ${spec.batch > 1 ? `${spec.batch}x` : ""}${spec.m}x${spec.n}x${spec.k} ${spec.elementType}${packed === undefined ? "" : schedule.kind === "streamB" ? " (B in panels)" : " (B pre-packed)"}`;
       entry = `${SYM}_gemm`;
     } else {
       const g = oc.form.convolution;

@@ -31,9 +31,11 @@
 //
 // A few rows of A (m <= GEMV_MAX_ROWS) stream B instead of packing it, which would copy
 // B once for a single use: B stored by rows is swept row after row (gemvRoutine,
-// streamsB), B stored [n][k] is read as rows whose dot products with A's rows are C's
-// elements (rowDotsRoutine, dotsRows). Both read B once, in order, at about the
-// memory's read speed (bench/gemv_probe.ts measures them beside a plain read).
+// streamsB), or, a constant or a weight against one or two rows, read from the panels
+// the planner packed it in once (gemvPanelRoutine), B stored [n][k] is read as rows
+// whose dot products with A's rows are C's elements (rowDotsRoutine, dotsRows). All read
+// B once, in order, at about the memory's read speed (bench/gemv_probe.ts measures them
+// beside a plain read).
 //
 // The tile, the blocking (a kc x nr B panel in L1, the mc x kc block of A in L2, for the
 // cache sizes the toolchain detects: native/cpu_caches.ts) and the work split are the
@@ -42,8 +44,8 @@
 
 import type { Declined } from "../kernel/declined.js";
 import {
-  checkGemmSpec, gemmBalance, gemmElementBytes, gemmKernelName, gemmTiling, packedBOf, planGemm, ROW_DOT_COLUMNS, type GemmSchedule, type GemmSpec, type GemmTiling,
-  type SplitBalance,
+  checkGemmSpec, gemmBalance, gemmElementBytes, gemmKernelName, gemmTiling, packedBOf, planGemm, ROW_DOT_COLUMNS, streamedPanelsOf, type GemmSchedule, type GemmSpec, type GemmTiling,
+  type PackedB, type SplitBalance,
 } from "../kernel/gemm_plan.js";
 import type { NativeCpu, NativeKernel } from "./kernel.js";
 import { SYM, symbolize } from "./c_source.js";
@@ -377,6 +379,63 @@ ${finish === undefined ? "" : `      { int64_t c1 = c0 + w, fr0 = 0, fr1 = ${m};
 }
 
 /**
+ * The streaming kernel for one or two rows of A against B packed once into panels
+ * (schedule kind "streamB" with panelColumns, B a constant or a weight:
+ * streamedPanelsOf's layout, each panel k x panelColumns, k-major, the panels in order of
+ * columns, zero past n): units are (batch, chunk of columns), a chunk whole panels. Each
+ * panel's m x panelColumns sums stay in vector registers over all of k, one step of k a
+ * contiguous panelColumns of B, so that a call's columns are one contiguous run of B
+ * however the units were cut (the sweeps over B as stored read a part of each row, runs
+ * of a few KiB with jumps between them, wherever two threads share the columns).
+ * Accumulation: each element from zero, a(i, p) * b(p, j) added in order of p, as the
+ * sweeps add them (no contraction: -ffp-contract=off), so the two give the same bits.
+ */
+function gemvPanelRoutine(schedule: GemmSchedule, family: GemmFamily, prefix: string, finish?: string): GemmRoutine {
+  const { spec, chunk, nChunks, aRow, aK, panelColumns } = schedule;
+  const t = spec.elementType === "f32" ? "float" : "double";
+  const es = gemmElementBytes(spec.elementType);
+  const { m, n, k } = spec;
+  const lanes = family.target.vectorBytes / es;
+  const vectors = panelColumns / lanes;
+  if (!Number.isInteger(vectors) || vectors < 1 || chunk % panelColumns !== 0) throw new Error(`gemvPanelRoutine: panels of ${panelColumns} columns, chunks of ${chunk}, vectors of ${lanes}`);
+  const p = prefix;
+  const range = (count: number): number[] => Array.from({ length: count }, (_, i) => i);
+  const sums = range(m).flatMap((i) => range(vectors).map((v) => `s${i}_${v}`));
+  const A = (i: number): string => `a[${i * aRow} + q * ${aK}]`;
+  const source = `
+typedef ${t} ${p}_v __attribute__((vector_size(${family.target.vectorBytes})));
+static inline ${p}_v ${p}_load(const ${t} *x) { ${p}_v v; __builtin_memcpy(&v, x, sizeof v); return v; }
+static void ${p}_gemm(uint8_t *a8, uint8_t *b8, uint8_t *c8, uint8_t *scratch, int64_t begin, int64_t end${finish === undefined ? "" : ", uint8_t *mem, const uint32_t *args"}) {
+  (void)scratch;
+  for (int64_t u = begin; u < end; ) {
+    int64_t bi = u / ${nChunks};
+    int64_t last = (bi + 1) * ${nChunks} < end ? (bi + 1) * ${nChunks} : end;
+    int64_t lo = (u - bi * ${nChunks}) * ${chunk};
+    int64_t hi = (last - bi * ${nChunks}) * ${chunk} < ${n} ? (last - bi * ${nChunks}) * ${chunk} : ${n};
+    u = last;
+    const ${t} *a = (const ${t} *)a8 + bi * ${m * k};
+    const ${t} *panel = (const ${t} *)b8 + bi * ${k * roundUp(n, panelColumns)} + lo * ${k};
+    ${t} *c = (${t} *)c8 + bi * ${m * n};
+    for (int64_t j = lo; j < hi; j += ${panelColumns}, panel += ${panelColumns * k}) {
+      ${p}_v ${sums.map((x) => `${x} = {0}`).join(", ")};
+      const ${t} *restrict bq = panel;
+      for (int64_t q = 0; q < ${k}; q++, bq += ${panelColumns}) {
+        ${range(vectors).map((v) => `${p}_v b${v} = ${p}_load(bq${v === 0 ? "" : ` + ${v * lanes}`});`).join(" ")}
+${range(m).map((i) => `        { ${t} x = ${A(i)}; ${range(vectors).map((v) => `s${i}_${v} += x * b${v};`).join(" ")} }`).join("\n")}
+      }
+      ${t} out[${m}][${panelColumns}] __attribute__((aligned(64)));
+${range(m).map((i) => `      ${range(vectors).map((v) => `__builtin_memcpy(&out[${i}][${v * lanes}], &s${i}_${v}, sizeof s${i}_${v});`).join(" ")}`).join("\n")}
+      int64_t w = hi - j < ${panelColumns} ? hi - j : ${panelColumns};
+${range(m).map((i) => `      memcpy(c + ${i * n} + j, out[${i}], (size_t)w * ${es});`).join("\n")}
+    }
+${finish === undefined ? "" : `    { int64_t c0 = lo, c1 = hi, fr0 = 0, fr1 = ${m}; ${finish} }`}
+  }
+}
+`;
+  return { source, parallelExtent: schedule.parallelExtent, scratchBytes: 0, costPerUnit: schedule.costPerUnit, balance: gemmBalance(schedule, true) };
+}
+
+/**
  * The kernel of a few rows of A against B stored [n][k] (schedule kind "rowDots"):
  * units are (batch, chunk of columns); each element of C is the dot product of a row
  * of A and a row of B, both contiguous. Groups of g rows of B are read together (each
@@ -446,12 +505,21 @@ ${finish === undefined ? "" : `    { int64_t fr0 = 0, fr1 = ${m}; ${finish} }`}
 }
 
 /**
+ * The layout a native kernel reads a constant B in (a constant or a weight, packed once
+ * by the planner): the packed kernel's blocks (packedBOf), the streaming kernel's panels
+ * (streamedPanelsOf); undefined where the kernel reads B as stored.
+ */
+export function nativePackedBOf(schedule: GemmSchedule): PackedB | undefined {
+  return schedule.kind === "streamB" ? streamedPanelsOf(schedule) : packedBOf(schedule);
+}
+
+/**
  * The GEMM routine (packed, streaming or of row dots) of a schedule planned for `family`;
- * `prepackedB`: B comes in packedBOf(schedule)'s layout (a packed schedule's only).
+ * `prepackedB`: B comes in nativePackedBOf(schedule)'s layout.
  */
 export function anyGemmRoutine(schedule: GemmSchedule, family: GemmFamily, prefix: string, finish?: string, prepackedB = false): GemmRoutine {
   switch (schedule.kind) {
-    case "streamB": return gemvRoutine(schedule, prefix, finish);
+    case "streamB": return prepackedB ? gemvPanelRoutine(schedule, family, prefix, finish) : gemvRoutine(schedule, prefix, finish);
     case "rowDots": return rowDotsRoutine(schedule, family, prefix, finish);
     case "packed": return gemmRoutine(schedule, family, prefix, finish, false, prepackedB);
   }
@@ -523,8 +591,8 @@ export function emitGemmC(
   const problem = checkGemmSpec(spec);
   if (problem !== undefined) return { declined: problem };
   const schedule = planGemm(spec, family.target, { ...gemmTiling(spec, family.target), ...tiling });
-  const packed = constantB ? packedBOf(schedule) : undefined;
-  const name = `${gemmKernelName(spec)} ${family.name}${packed !== undefined ? " (B pre-packed)" : ""}`;
+  const packed = constantB ? nativePackedBOf(schedule) : undefined;
+  const name = `${gemmKernelName(spec)} ${family.name}${packed === undefined ? "" : schedule.kind === "streamB" ? " (B in panels)" : " (B pre-packed)"}`;
   const sym = symbol ?? SYM;
   const r = anyGemmRoutine(schedule, family, sym, undefined, packed !== undefined);
   const source = `${r.source}

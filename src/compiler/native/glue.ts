@@ -102,6 +102,17 @@ export interface GlueKernel {
  */
 export const MIN_PARALLEL_COST = 1 << 18;
 export const ALWAYS_PARALLEL_COST = 1 << 26;
+/**
+ * The cost from which a kernel whose balance says alwaysSplits (the streaming kernel over
+ * B in panels: gemm_plan.ts's gemmBalance) splits every call, without trials. The trials
+ * compare four calls each way, run by run, and at load a run's conditions (the other
+ * core busy, B's part left in the L3) decide them: GPT-2's decode at two threads, traced
+ * at load 12-15 (2026-12-02), split one layer's fc2 and kept the other's alone, and its
+ * two qkv products read 18.5 against 19.7 and 27.4 against 18.6 us per 1024 units. Every
+ * such call split, the step's best runs at two threads were 8-15% faster and its medians 3-14%
+ * (docs/benchmarks.md, session 50). 2^20: 768 x 768 weights, the decode's least.
+ */
+export const STREAMED_PARALLEL_COST = 1 << 20;
 export const SPLIT_TRIALS = 4;
 export const SPLIT_RETRY_CALLS = 4096;
 export const SPLIT_UNSEEN_RETRY = 16;
@@ -722,10 +733,10 @@ static int xk_u32_array(napi_env env, napi_value v, uint32_t **data, size_t *len
 /* Split or not (see MIN_PARALLEL_COST in glue.ts): the parts to run a call (or a row group)
    of cost units cost with, at most parts, by the split timings st; *trial: which way
    this call is timed (-1: not timed). */
-static int xk_decide(xk_split_stats *st, double cost, int parts, int *trial) {
+static int xk_decide(xk_split_stats *st, const xk_entry *e, double cost, int parts, int *trial) {
   *trial = -1;
   if (parts <= 1 || cost < ${MIN_PARALLEL_COST}.0) return 1;
-  if (cost >= ${ALWAYS_PARALLEL_COST}.0) return parts;
+  if (cost >= ${ALWAYS_PARALLEL_COST}.0 || (e->always_splits && cost >= ${STREAMED_PARALLEL_COST}.0)) return parts;
   uint32_t phase = atomic_fetch_add_explicit(&st->calls, 1, memory_order_relaxed) % ${SPLIT_RETRY_CALLS};
   if (phase == 0) { atomic_store_explicit(&st->best[0], INT64_MAX, memory_order_relaxed); atomic_store_explicit(&st->best[1], INT64_MAX, memory_order_relaxed); atomic_store_explicit(&st->splits, 0, memory_order_relaxed); }
   if (phase < ${2 * SPLIT_TRIALS}) *trial = (int)(phase & 1);
@@ -736,9 +747,9 @@ static int xk_decide(xk_split_stats *st, double cost, int parts, int *trial) {
 }
 
 /* Whether xk_decide would split such a call now, without counting it: for the pool's hold. */
-static int xk_would_split(xk_split_stats *st, double cost, int parts) {
+static int xk_would_split(xk_split_stats *st, const xk_entry *e, double cost, int parts) {
   if (parts <= 1 || cost < ${MIN_PARALLEL_COST}.0) return 0;
-  if (cost >= ${ALWAYS_PARALLEL_COST}.0) return 1;
+  if (cost >= ${ALWAYS_PARALLEL_COST}.0 || (e->always_splits && cost >= ${STREAMED_PARALLEL_COST}.0)) return 1;
   uint32_t phase = atomic_load_explicit(&st->calls, memory_order_relaxed) % ${SPLIT_RETRY_CALLS};
   if (phase < ${2 * SPLIT_TRIALS}) return 1;
   if (phase % ${SPLIT_UNSEEN_RETRY} == 0 && atomic_load_explicit(&st->splits, memory_order_relaxed) < ${SPLIT_TRIALS}) return 1;
@@ -786,7 +797,7 @@ static int xk_checked_run(const xk_program_t *m, int32_t k, uint8_t *mem, size_t
   if (e->scratch > 0 && ns < (size_t)parts) parts = (int)ns;
   if (parts < 1) parts = 1;
   int trial;
-  parts = xk_decide(&m->split[k], (double)(end - begin) * e->cost, parts, &trial);
+  parts = xk_decide(&m->split[k], e, (double)(end - begin) * e->cost, parts, &trial);
   /* Bounds, from the kernel's declared access; offsets wrap at 2^32 as in wasm32. */
   for (int32_t i = 0; i < e->buffers; i++) {
     uint64_t rb = e->row_bytes[i], lo, hi;
@@ -1019,8 +1030,8 @@ static napi_value xk_entry_run_calls(napi_env env, napi_callback_info info) {
     int scratched;
     double cost = xk_group_cost(m, calls + at + 3, members, rows, &scratched);
     /* One kernel over its whole extent: xk_checked_run decides its split (its own scratch per part). */
-    if (members == 1 && block >= rows && xk_guard != NULL && xk_would_split(&m->split[calls[at + 3]], cost, xk_group_parts(threads, rows, m->table[calls[at + 3]].scratch > 0, ns))) hold_until = g;
-    if (xk_splits_group(threads, members, rows, block) && xk_would_split(&m->split[calls[at + 3]], cost, xk_group_parts(threads, rows, scratched, ns))) hold_until = g;
+    if (members == 1 && block >= rows && xk_guard != NULL && xk_would_split(&m->split[calls[at + 3]], &m->table[calls[at + 3]], cost, xk_group_parts(threads, rows, m->table[calls[at + 3]].scratch > 0, ns))) hold_until = g;
+    if (xk_splits_group(threads, members, rows, block) && xk_would_split(&m->split[calls[at + 3]], &m->table[calls[at + 3]], cost, xk_group_parts(threads, rows, scratched, ns))) hold_until = g;
     at = p;
   }
   at = 2;
@@ -1045,7 +1056,7 @@ static napi_value xk_entry_run_calls(napi_env env, napi_callback_info info) {
        heads' transposes ran 2x slower at two threads so, 2026-12-01). One kernel over its
        whole extent is split by xk_checked_run (its trace, its own scratch per thread). */
     int parts = 1, trial = -1, whole = xk_splits_group(threads, members, rows, block);
-    if (whole) parts = xk_decide(&m->split[calls[first]], cost, xk_group_parts(threads, rows, scratched, ns), &trial);
+    if (whole) parts = xk_decide(&m->split[calls[first]], &m->table[calls[first]], cost, xk_group_parts(threads, rows, scratched, ns), &trial);
     int asked = parts, helped = 0, split = parts > 1;
     int64_t t0 = trial >= 0 || times != NULL ? xk_now_ns() : 0;
     if (!split) {
@@ -1239,7 +1250,7 @@ const SEAM_OFF = String.raw`
 `;
 
 /** The version of what the glue and a program module agree on (SHARED_TYPES): the glue loads only program modules of its own version. */
-export const GLUE_ABI = "xlats-native-9";
+export const GLUE_ABI = "xlats-native-10";
 
 /**
  * What the glue and a program module agree on: a kernel's table entry, its split
@@ -1253,8 +1264,9 @@ typedef struct {
   xk_fn fn; const char *name; int32_t buffers; int64_t scratch; int64_t extent; double cost;
   const uint64_t *bytes; const uint64_t *row_bytes;
   /* Units a balanced split's pieces keep together where they can (xk_balances; 0: a static
-     share a thread), and whether a thread's last grain may be cut (BALANCE). */
-  int64_t grain; int32_t cuts;
+     share a thread), whether a thread's last grain may be cut (BALANCE), and whether every
+     call of at least STREAMED_PARALLEL_COST splits untried (SplitBalance's alwaysSplits). */
+  int64_t grain; int32_t cuts, always_splits;
 } xk_entry;
 /* Each kernel's timings of the calling thread alone (best[0]) and split (best[1]), in ns, and the split trials that counted since the last reset. */
 typedef struct { _Atomic uint32_t calls, splits; _Atomic int64_t best[2]; } xk_split_stats;
@@ -1293,9 +1305,9 @@ export function glueTableSource(kernels: readonly GlueKernel[]): string {
     lines.push(`static const uint64_t xk_rows_${i}[] = { ${list(k.buffers.map((b) => b.rowBytes))} };`);
   });
   const entries = kernels.map((k, i) =>
-    `  { ${k.symbol}, ${JSON.stringify(k.symbol)}, ${k.buffers.length}, ${k.scratchBytes}, ${k.parallelExtent}, ${k.costPerUnit}, xk_bytes_${i}, xk_rows_${i}, ${k.balance.grain}, ${k.balance.cutsGrain ? 1 : 0} },`);
+    `  { ${k.symbol}, ${JSON.stringify(k.symbol)}, ${k.buffers.length}, ${k.scratchBytes}, ${k.parallelExtent}, ${k.costPerUnit}, xk_bytes_${i}, xk_rows_${i}, ${k.balance.grain}, ${k.balance.cutsGrain ? 1 : 0}, ${k.balance.alwaysSplits ? 1 : 0} },`);
   // A module with no kernels (the toolchain's probe) still has a valid table.
-  if (entries.length === 0) entries.push("  { 0, \"\", 0, 0, 0, 0, 0, 0, 0, 0 },");
+  if (entries.length === 0) entries.push("  { 0, \"\", 0, 0, 0, 0, 0, 0, 0, 0, 0 },");
   lines.push(`static const xk_entry xk_table[] = {\n${entries.join("\n")}\n};`);
   lines.push(`static xk_split_stats xk_split[${Math.max(1, kernels.length)}];`);
   lines.push(`const xk_program_t xk_program = { ${JSON.stringify(GLUE_ABI)}, ${kernels.length}, xk_table, xk_split };`);

@@ -62,8 +62,8 @@ test("GEMM schedules cover C exactly once and block k as they say", () => {
         assert.ok(s.sweepRows >= 1 && s.sweepRowsWhole >= 1, what);
         // The C families sweep whole rows as they sweep parts of them.
         if (target.blocking === "l2-blocks") assert.equal(s.sweepRowsWhole, s.sweepRows, what);
-        // Panels of B packed once: WebAssembly's one or two rows, a line of B wide, chunks whole panels.
-        assert.equal(s.panelColumns, target.blocking === "row-panels" && spec.m <= 2 ? 64 / gemmElementBytes(spec.elementType) : 0, what);
+        // Panels of B packed once for one or two rows: four of the target's vectors wide (WebAssembly's a 64-byte line), chunks whole panels.
+        assert.equal(s.panelColumns, spec.m <= 2 ? 4 * target.vectorBytes / gemmElementBytes(spec.elementType) : 0, what);
         if (s.panelColumns > 0) assert.equal(s.chunk % s.panelColumns, 0, what);
         continue;
       }

@@ -4,6 +4,8 @@
 // interpreter; the packer against a direct reading of its documented layout.
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
 import {
   Literal, XlaBuilder, add, arrayShape, constantLiteral, dot, dotGeneral, evaluate, max, parameter, constantR0, tuple,
   type Computation, type ElementType,
@@ -11,6 +13,7 @@ import {
 import { compile } from "../../../src/compiler/index.js";
 import { packB, packedBLength, type PackedB } from "../../../src/compiler/kernel/gemm_plan.js";
 import { rng } from "../../support/prng.js";
+import { ALWAYS_PARALLEL_COST, STREAMED_PARALLEL_COST } from "../../../src/compiler/native/glue.js";
 import { nativeSkipReason } from "./gemm_harness.js";
 
 const skip = nativeSkipReason();
@@ -118,4 +121,77 @@ test("native: a pre-packed product split over two threads gives one thread's bit
   } finally {
     for (const e of exes) e.delete();
   }
+});
+
+test("native: one or two rows against a constant B read it in panels, with the bits of B read as stored, at one thread and split over two", { skip }, async () => {
+  // The same products with B a constant (the streaming kernel over panels, streamedPanelsOf)
+  // and a parameter (the sweeps over B as stored): f32 1 x 530 · 530 x 300 (a last panel
+  // of 44 columns), f64 2 x 530 · 530 x 300, an output fusion, and two batches of
+  // 1 x 40 · 40 x 56; each element summed in order of k from zero by both kernels. Then
+  // 1 x 1024 · 1024 x 2000 f32 at two threads, whose first calls alternate one thread and
+  // the split (the split trials), against one thread's bits.
+  const values = {
+    f32: randomLiteral("f32", [530, 300]), f64: randomLiteral("f64", [530, 300]), fused: randomLiteral("f32", [530, 300]), batched: randomLiteral("f32", [2, 40, 56]), bias: randomLiteral("f32", [300]),
+  };
+  const program = (constant: boolean): Computation => {
+    const b = new XlaBuilder(constant ? "panels" : "as_stored");
+    let at = 0;
+    const weight = (l: Literal): ReturnType<typeof parameter> => (constant ? constantLiteral(b, l) : parameter(b, 3 + at++, l.shape, `w${at}`));
+    const x32 = parameter(b, 0, arrayShape("f32", [1, 530]), "x32");
+    const x64 = parameter(b, 1, arrayShape("f64", [2, 530]), "x64");
+    const xb = parameter(b, 2, arrayShape("f32", [2, 1, 40]), "xb");
+    const fused = max(add(dot(x32, weight(values.fused)), constantLiteral(b, values.bias), [1]), constantR0(b, "f32", 0));
+    const batched = dotGeneral(xb, weight(values.batched), {
+      lhsBatchDimensions: [0], rhsBatchDimensions: [0], lhsContractingDimensions: [2], rhsContractingDimensions: [1],
+    });
+    return b.build(tuple(b, [dot(x32, weight(values.f32)), dot(x64, weight(values.f64)), fused, batched]));
+  };
+  const inputs = [randomLiteral("f32", [1, 530]), randomLiteral("f64", [2, 530]), randomLiteral("f32", [2, 1, 40])];
+  const panels = await compile(program(true), { backend: "native" });
+  const stored = await compile(program(false), { backend: "native" });
+  try {
+    assert.equal(panels.dump().split("\n").filter((l) => l.includes("(B in panels)")).length, 4, panels.dump());
+    assert.ok(!stored.dump().includes("(B in panels)"));
+    const leaves = (l: Literal): readonly Literal[] => (l.shape.kind === "tuple" ? l.elements : [l]);
+    const got = leaves(panels.run(inputs)), want = leaves(stored.run([...inputs, values.fused, values.batched, values.f32, values.f64]));
+    // The weights' parameters in the order program() builds them.
+    got.forEach((g, o) => {
+      const gv = g.toNumbers(), wv = want[o]!.toNumbers();
+      assert.equal(gv.length, wv.length);
+      for (let i = 0; i < gv.length; i++) assert.ok(Object.is(gv[i], wv[i]), `output ${o} element ${i}: ${gv[i]} in panels, ${wv[i]} as stored`);
+    });
+  } finally {
+    panels.delete();
+    stored.delete();
+  }
+  const b = new XlaBuilder("panels_split");
+  const c = b.build(dot(parameter(b, 0, arrayShape("f32", [1, 1024]), "x"), constantLiteral(b, randomLiteral("f32", [1024, 2000]))));
+  const exes = [await compile(c, { backend: "native", threads: 1 }), await compile(c, { backend: "native", threads: 2 })];
+  try {
+    assert.match(exes[1]!.dump(), /B in panels/);
+    for (let run = 0; run < 8; run++) {
+      const arg = randomLiteral("f32", [1, 1024]);
+      const [one, two] = exes.map((e) => e.run([arg]).toNumbers());
+      for (let i = 0; i < one!.length; i++) assert.ok(Object.is(one![i], two![i]), `run ${run} element ${i}: ${one![i]} at one thread, ${two![i]} at two`);
+    }
+  } finally {
+    for (const e of exes) e.delete();
+  }
+});
+
+test("native: a product over B in panels splits every call from STREAMED_PARALLEL_COST, without split trials, balanced, one thread's bits", { skip }, () => {
+  // Below ALWAYS_PARALLEL_COST a kernel's first calls are split trials, alternately alone
+  // and split (every other call on one thread); the kernel over panels skips them: all 16
+  // calls split, none a trial, each split balanced (a unit a piece) and the bits of one thread.
+  const child = fileURLToPath(new URL("./streamed_split_child.js", import.meta.url));
+  const calls = 16;
+  const r = spawnSync(process.execPath, [child, String(calls)], { env: { ...process.env, XLATS_POOL_TRACE: "1" }, encoding: "utf8", timeout: 120_000 });
+  assert.equal(r.status, 0, r.stderr);
+  const { units, cost, grain, alwaysSplits, same } = JSON.parse(r.stdout) as { units: number; cost: number; grain: number; alwaysSplits: boolean; same: boolean };
+  assert.ok(cost >= STREAMED_PARALLEL_COST && cost < ALWAYS_PARALLEL_COST, `cost ${cost}`);
+  assert.ok(alwaysSplits && grain === 1 && units >= 4, `grain ${grain}, ${units} units`);
+  assert.ok(same, "two threads gave other bits than one");
+  const lines = r.stderr.split("\n");
+  assert.equal(lines.filter((l) => l.startsWith("xk_pool_trace streamed_split units")).length, calls, r.stderr.slice(0, 2000));
+  assert.equal(lines.filter((l) => l.startsWith("xk_pool_trace trial")).length, 0, r.stderr.slice(0, 2000));
 });
