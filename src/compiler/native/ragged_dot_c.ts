@@ -108,6 +108,6 @@ void ${SYM}(uint8_t *mem, const uint32_t *args, int64_t begin, int64_t end) {
     costPerUnit: schedule.costPerUnit,
     runtimeCheck: { operand: 2, check: "raggedDotGroupSizes" },
     // A piece keeps a slice's units together (each call packs the B blocks it reads).
-    balance: { grain: slots, cutsGrain: false },
+    balance: { grain: slots, cutsGrain: false, alwaysSplits: false },
   };
 }

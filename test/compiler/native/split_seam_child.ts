@@ -30,7 +30,7 @@ const counter = (balanced: boolean): NativeKernel => {
     name: symbol,
     c: { symbol, source: `static void ${symbol}(uint8_t *mem, const uint32_t *args, int64_t begin, int64_t end) {\n  for (int64_t u = begin; u < end; u++) ((uint32_t *)(mem + args[0]))[u] += 1;\n}` },
     operandCount: 0, resultCount: 1, scratchBytes: 0, parallelExtent: units, costPerUnit: 1024,
-    ...(balanced ? { balance: { grain: 64, cutsGrain: true } } : {}),
+    ...(balanced ? { balance: { grain: 64, cutsGrain: true, alwaysSplits: false } } : {}),
   };
 };
 
