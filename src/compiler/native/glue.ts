@@ -993,7 +993,6 @@ static void xk_group_trace(const xk_group *gr, int parts) {
 static napi_value xk_entry_run_calls(napi_env env, napi_callback_info info) {
   size_t argc = 5;
   napi_value argv[5];
-  char message[256];
   const xk_program_t *m;
   if (napi_get_cb_info(env, info, &argc, argv, NULL, (void **)&m) != napi_ok || argc != 5) return xk_fail(env, "runCalls: expects 5 arguments");
   napi_typedarray_type type; size_t mem_length; void *mem; napi_value buffer; size_t offset;
