@@ -122,7 +122,7 @@ export function elementKernel(shape: ArrayShape, result: number, functions: stri
  * result word, gathering its 4 or 2 elements' bytes from wherever they lie, so that no
  * two invocations write one word.
  */
-function copyElementsKernel(shape: ArrayShape, result: number, functions: string, body: readonly string[], bytes: number, maxWorkgroupsPerDimension: number): WgslKernel {
+export function copyElementsKernel(shape: ArrayShape, result: number, functions: string, body: readonly string[], bytes: number, maxWorkgroupsPerDimension: number): WgslKernel {
   if (bytes % 4 === 0) return elementKernel(shape, result, functions, [...body, "  let src = srcByte >> 2u;", ...copyWords(bytes / 4, result)], maxWorkgroupsPerDimension);
   const count = product(shape.dimensions);
   const perWord = 4 / bytes;
