@@ -96,7 +96,7 @@ const elementTypeName = (s: Shape): string => (s.kind === "array" ? s.elementTyp
 const HOST_REASONS: Partial<Record<Opcode, (inst: Instruction) => string>> = {
   rng: () => "rng draws from the interpreter's random stream (not a counter-based generator a kernel could compute)",
   // decompose expands the others into the sort kernel (compiler/expansions/top_k.ts).
-  topK: (inst) => `topK of ${elementTypeName(inst.operands[0]!.shape)}: only f32 and 32- and 64-bit integer top-k become a sort (the sort kernels compare no other type), so the interpreter's topK runs it`,
+  topK: (inst) => `topK of ${elementTypeName(inst.operands[0]!.shape)}: only f32, bf16 and integer top-k become a sort (the CPU backends' sort kernels, which the expansion also serves, compare no f16 or f8 keys), so the interpreter's topK runs it`,
   // A kernel cannot raise the error, and rewriting it as a dot against every group would
   // drop the check and multiply the work (and the product's memory) by the group count.
   raggedDot: () => "ragged-dot checks its group sizes at run time (a negative size is an ExecutionError, which no kernel can raise): the interpreter's kernel runs it",

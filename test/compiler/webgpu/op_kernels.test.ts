@@ -283,9 +283,14 @@ test("topK runs as the sort kernel and a slice, bit-exact with the interpreter: 
     await checkSame(topK("f32", 9, 4, largest), [`dense<[${chunk(floats(9), 9)}]> : tensor<3x9xf32>`]);
     await checkSame(topK("i32", 9, 9, largest), [`dense<[${chunk(ints(9), 9)}]> : tensor<3x9xi32>`]);
   }
-  const bf16 = planGpuProgram(parseStableHlo(topK("bf16", 9, 4, true)), {});
-  assert.deepEqual(bf16.steps.flatMap((s) => (s.kind === "host" ? [s.why] : [])),
-    ["topK of bf16: only f32 and 32- and 64-bit integer top-k become a sort (the sort kernels compare no other type), so the interpreter's topK runs it"]);
+  // bf16 and 8- and 16-bit integers: the sort kernel's narrow operands, gathered through its permutation.
+  const bf16 = (n: number): string[] => floats(n).map((v) => (v.startsWith("0x") ? (v === "0x7FC00000" ? "0x7FC0" : v === "0xFFC00001" ? "0xFFC1" : v === "0x7F800000" ? "0x7F80" : "0xFF80") : v));
+  await checkSame(topK("bf16", 9, 4, true), [`dense<[${chunk(bf16(9), 9)}]> : tensor<3x9xbf16>`]);
+  await checkSame(topK("i8", 9, 5, false), [`dense<[${chunk(ints(9).map((v) => (v === "-2147483648" ? "-128" : v)), 9)}]> : tensor<3x9xi8>`]);
+  await checkSame(topK("ui16", 9, 3, true), [`dense<[${chunk(ints(9).map((v) => String((Number(v) + 65536) % 65536)), 9)}]> : tensor<3x9xui16>`]);
+  const f16 = planGpuProgram(parseStableHlo(topK("f16", 9, 4, true)), {});
+  assert.deepEqual(f16.steps.flatMap((s) => (s.kind === "host" ? [s.why] : [])),
+    ["topK of f16: only f32, bf16 and integer top-k become a sort (the CPU backends' sort kernels, which the expansion also serves, compare no f16 or f8 keys), so the interpreter's topK runs it"]);
   // 5000 elements a lane: past WebGPU's guaranteed 16 KiB, the bitonic network across dispatches (ties by position).
   await checkSame(topK("f32", 5000, 17, true), [`dense<[${chunk(floats(5000), 5000)}]> : tensor<3x5000xf32>`]);
 });
