@@ -102,6 +102,22 @@ test("rng-bit-generator PHILOX: u32 and f32 with a u64[3] state (the counter car
 });
 
 
+test("rng-bit-generator of 1- and 2-byte and sub-byte elements (u8, s8, u16, bf16, f16, f8, s4, u4, s2, f4): a result word an invocation, the interpreter's bits (sub-byte signed ones sign-extended), the last word partly used", { skip }, async () => {
+  const rng = (algorithm: string, state: number, t: string, dims: string): string => `func.func @main(%s: tensor<${state}xui64>) -> (tensor<${state}xui64>, tensor<${dims}x${t}>) {
+  %0:2 = stablehlo.rng_bit_generator %s, algorithm = ${algorithm} : (tensor<${state}xui64>) -> (tensor<${state}xui64>, tensor<${dims}x${t}>)
+  return %0#0, %0#1 : tensor<${state}xui64>, tensor<${dims}x${t}>
+}`;
+  const types = ["ui8", "i8", "ui16", "bf16", "f16", "f8E4M3FN", "i4", "ui4", "i2", "f4E2M1FN"];
+  for (const [k, t] of types.entries()) {
+    // THREE_FRY split on an even dimension (3x6), on the largest (5x3), a scalar; PHILOX with u64[3] and u64[2] states; 15 and 7 elements leave the last word partly used.
+    await checkSame(rng("THREE_FRY", 2, t, "3x6"), [`dense<[${42 + k}, 4294967290]> : tensor<2xui64>`]);
+    await checkSame(rng("THREE_FRY", 2, t, "5x3"), [`dense<[12345678901234567, ${18446744073709551615n - BigInt(k)}]> : tensor<2xui64>`]);
+    await checkSame(rng("PHILOX", 3, t, "5x3"), [`dense<[${42 + k}, 18446744073709551614, 4294967295]> : tensor<3xui64>`]);
+    await checkSame(rng("DEFAULT", 2, t, "7"), [`dense<[9876543210, ${4294967295 - k}]> : tensor<2xui64>`]);
+  }
+  await checkSame(rng("THREE_FRY", 2, "i8", "").replaceAll("tensor<xi8>", "tensor<i8>"), ["dense<[7, 9]> : tensor<2xui64>"]);
+});
+
 test("scatter: f32 add and min with duplicate indices (the interpreter's order), windows partly or wholly out of range skipped element by element, NaN and -0", { skip }, async () => {
   // 2x3 windows into rows of a 6x3 input: row 1 twice, -1 and 5 half outside, 9 and -9 wholly outside.
   const shapes = { x: "6x3xf32", i: "7x1xi32", u: "7x2x3xf32", t: "f32" };
