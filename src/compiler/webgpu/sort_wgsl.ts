@@ -96,10 +96,6 @@ function sortParts(inst: Instruction<"sort">): SortParts | Declined {
   if (tooLarge(operands)) return { declined: "webgpu sort: an operand of 2 GiB or more" };
   // A kernel's argument slot holds 64 words (executable.ts): the buffers' offsets (and a permutation's), the zero after them and two parameters.
   if (2 * operands.length + 5 >= 64) return { declined: `webgpu sort: ${operands.length} operands (the kernels bind up to 29)` };
-  for (const o of operands) {
-    const why = unsupportedType(o.elementType);
-    if (why !== undefined) return { declined: `webgpu sort: ${o.elementType} operands (${why})` };
-  }
   const strides = rowMajorStrides(dims);
   const stride = strides[dimension]!;
   const comparator = comparatorFunction(inst, stride);

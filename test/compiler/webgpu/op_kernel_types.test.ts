@@ -113,7 +113,7 @@ test("gather and dynamic-update-slice of bf16, f16, s8 and pred elements: a resu
   }
 });
 
-test("sorts of 1- and 2-byte elements (bf16, f16, f8, s16, u16, s8, u8, pred): keys and carried values gathered through the permutation, NaN and -0 in XLA's total order, ties kept in order", { skip }, async () => {
+test("sorts of 1- and 2-byte elements (bf16, f16, f8, s16, u16, s8, u8, pred): keys and carried values (f64 among them) gathered through the permutation, NaN and -0 in XLA's total order, ties kept in order", { skip }, async () => {
   const positions = (n: number, lanes: number): string => `dense<[${chunk(Array.from({ length: n * lanes }, (_, k) => String(k)), n)}]> : tensor<${lanes}x${n}xi32>`;
   // 3 lanes of 7: lanes end inside words (7 2-byte elements are 3.5 words), so a gather word holds two lanes' elements.
   for (const t of ["bf16", "f16", "f8E4M3FN", "i16", "ui16", "i8", "ui8"]) {
@@ -126,6 +126,8 @@ test("sorts of 1- and 2-byte elements (bf16, f16, f8, s16, u16, s8, u8, pred): k
   // Narrow values carried by an f32 key, and by a pred key (false first).
   const f32Keys = `dense<[${chunk(Array.from({ length: 21 }, (_, k) => String(((k * 5) % 4) - 1.5)), 7)}]> : tensor<3x7xf32>`;
   await checkSame(sort(["3x7xf32", "3x7xbf16", "3x7xi8"], 1, "LT, A, B, TOTALORDER", true), [f32Keys, `dense<[${chunk(sortValues("bf16", 21), 7)}]> : tensor<3x7xbf16>`, `dense<[${chunk(sortValues("i8", 21), 7)}]> : tensor<3x7xi8>`]);
+  // An f64 operand (carried, not compared: WGSL has no f64) beside a bf16 key.
+  await checkSame(sort(["3x7xbf16", "3x7xf64"], 1, "GT, A, B, TOTALORDER", true), [`dense<[${chunk(sortValues("bf16", 21), 7)}]> : tensor<3x7xbf16>`, `dense<[${chunk(Array.from({ length: 21 }, (_, k) => String(k * 1.0000000001e300)), 7)}]> : tensor<3x7xf64>`]);
   await checkSame(sort(["2x9xi1", "2x9xui16"], 1, "LT, A, B, UNSIGNED", true), [`dense<[${chunk(Array.from({ length: 18 }, (_, k) => (k * 7) % 3 === 0 ? "true" : "false"), 9)}]> : tensor<2x9xi1>`, `dense<[${chunk(sortValues("ui16", 18), 9)}]> : tensor<2x9xui16>`]);
 });
 
