@@ -17,12 +17,14 @@ import { arrayShape, shapesEqual, tupleShape, type ArrayShape } from "../../type
 
 /**
  * The element types whose topK is expanded: those every compiled backend's sort kernel
- * compares (WGSL's takes 32- and 64-bit integers and f32; the CPU's those and more).
- * For the others a sort kernel may decline, and the interpreter's sort, which calls the
- * comparator computation for every comparison, is far slower than its topK, which
- * compares keys: those topKs stay as they are.
+ * compares (the CPU's, wasm/routines/sort.ts: f32, f64, bf16, pred and the integers;
+ * WGSL's every type but f64 and complex, 1- and 2-byte ones gathered through the
+ * permutation). For the others a sort kernel may decline, and the interpreter's sort,
+ * which calls the comparator computation for every comparison, is far slower than its
+ * topK, which compares keys: those topKs (f16, the f8 types, f64 on the GPU) stay as
+ * they are.
  */
-const SORTED_EVERYWHERE: ReadonlySet<ElementType> = new Set<ElementType>(["f32", "s32", "u32", "s64", "u64"]);
+const SORTED_EVERYWHERE: ReadonlySet<ElementType> = new Set<ElementType>(["f32", "bf16", "s8", "u8", "s16", "u16", "s32", "u32", "s64", "u64"]);
 
 /** Makes the comparator of a topK of element type `t` (a computation of the module being expanded, made once). */
 export type TopKComparator = (t: ElementType, largest: boolean, indexType: ElementType) => Computation;

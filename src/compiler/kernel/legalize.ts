@@ -35,15 +35,23 @@
 //   depends on a float compare with infinity that a compiler assuming finite values may
 //   fold. The narrower floats keep isFinite (a target holding them in f32 registers has
 //   no pattern of their width at hand).
-// - reducePrecision (types/reduce_precision.ts) of f16, f32 and f64: integer ops on the
-//   value's own bit pattern. The mantissa is rounded to nearest even by adding half an
+// - reducePrecision (types/reduce_precision.ts) of f16, f32, f64 and the IEEE-layout f8
+//   types (f8e5m2, f8e4m3, f8e3m4): integer ops on the value's own bit pattern, as the
+//   interpreter reduces them. The mantissa is rounded to nearest even by adding half an
 //   ulp minus one plus the last kept bit (a shift by a constant), then masking; the exponent field, compared in
 //   place (masked, not shifted: no vector shift needed) with the format's range, sends
 //   values above it to ±inf and at or below its smallest normal's predecessor to ±0; a
 //   NaN stays itself (+inf with no mantissa bits). bf16 goes through f32, which has its
 //   exponent field, so both conversions are exact and the result is the same bits; a
 //   target that holds bf16 in f32 then keeps its vector form. The other narrow floats
-//   keep the op (no renderer compiles it: they run on the interpreter).
+//   (fn, fnuz, the f6 and f4 formats), which the interpreter reduces through f64 and
+//   converts back by their own rules, go through f32 the same way: every value of theirs
+//   is an f32 normal, where rounding at m bits and the exponent range (±(2^(e-1) - 1),
+//   none of their exponents reaching past ±127) decide alike in f32 and f64, ±inf
+//   converts back as the interpreter's does, and a NaN of either sign gives the format's
+//   NaN (the interpreter's f64 value carries no sign): a constant. e8m0 keeps the
+//   op (its 2^-127 is an f32 subnormal): no renderer compiles it, it runs on the
+//   interpreter.
 // - Float to integer convert (truncate toward zero, saturate at the type's bounds, NaN
 //   gives 0: types/convert.ts) stays the primitive convert with that meaning, as max and
 //   min do below: WebAssembly's trunc_sat instructions are exactly it, and the written-out
@@ -65,7 +73,7 @@ import { SELECT_OF_VALUES, storedAsBits, TOTAL } from "./scalar_ops.js";
 /** The float types whose total-order compares stay compares (see above). */
 export const TOTAL_ORDER_KEPT: ReadonlySet<ElementType> = new Set(["f16", "bf16"]);
 
-/** The ops legalization writes out (div to abs: on integers only; compare: in total order; isFinite: of f32 and f64; reducePrecision: of f16, bf16, f32, f64). */
+/** The ops legalization writes out (div to abs: on integers only; compare: in total order; isFinite: of f32 and f64; reducePrecision: of every float type but e8m0). */
 const LEGALIZED = new Set<ValueOp>(["div", "rem", "shl", "shrL", "shrA", "neg", "abs", "sign", "compare", "isFinite", "reducePrecision"]);
 
 /**
@@ -167,16 +175,26 @@ function legalIsFinite(g: KernelGraph, t: "f32" | "f64", x: number): number {
   return g.op("compare", "pred", [g.op("and", u, [g.op("bitcast", u, [x]), exponent]), exponent], "NE");
 }
 
-/** The IEEE layouts whose patterns reducePrecision is written on: width, exponent and mantissa bits. */
-const PATTERN_LAYOUTS: Partial<Record<ElementType, readonly [number, number, number]>> = { f16: [16, 5, 10], f32: [32, 8, 23], f64: [64, 11, 52] };
+/** The IEEE layouts whose patterns reducePrecision is written on (bf16 aside: through f32): width, exponent and mantissa bits. */
+function patternLayout(t: ElementType): readonly [number, number, number] | undefined {
+  const { bitWidth, float } = ELEMENT_TYPES[t];
+  return float?.encoding === "ieee" && t !== "bf16" ? [bitWidth, float.exponentBits, float.mantissaBits] : undefined;
+}
 
 /** reducePrecision of x (type t) to e exponent and m mantissa bits, as integer ops (see above); undefined for a type kept. */
 function legalReducePrecision(g: KernelGraph, t: ElementType, x: number, e: number, m: number): number | undefined {
-  if (t === "bf16") {
-    const inF32 = legalReducePrecision(g, "f32", g.op("convert", "f32", [x]), e, m)!;
-    return g.op("convert", "bf16", [inF32]);
+  const encoding = ELEMENT_TYPES[t].float?.encoding;
+  if (t === "bf16") return g.op("convert", t, [legalReducePrecision(g, "f32", g.op("convert", "f32", [x]), e, m)!]);
+  if (encoding === "fn" || encoding === "fnuz" || encoding === "finite") {
+    const wide = g.op("convert", "f32", [x]);
+    const back = g.op("convert", t, [legalReducePrecision(g, "f32", wide, e, m)!]);
+    if (encoding === "finite") return back;
+    // A NaN of either sign: the interpreter's is the format's encoding of a NaN (or of +inf, with no mantissa bits), its sign lost on the way through f64.
+    const magnitude = g.op("and", "s32", [g.op("bitcast", "s32", [wide]), intConst(g, "s32", 0x7fffffffn)]);
+    const isNaN = g.op("compare", "pred", [magnitude, intConst(g, "s32", 0x7f800000n)], "GT");
+    return g.op("select", t, [isNaN, g.constant(t, m > 0 ? NaN : Infinity), back]);
   }
-  const layout = PATTERN_LAYOUTS[t];
+  const layout = patternLayout(t);
   if (layout === undefined) return undefined;
   const [w, E, M] = layout;
   if (e >= E && m >= M) return x;

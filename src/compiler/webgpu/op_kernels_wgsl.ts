@@ -17,7 +17,7 @@
 //   interpreter.
 // - RngBitGenerator with THREE_FRY (Threefry2x32) and PHILOX or DEFAULT (Philox4x32):
 //   each element encrypts the counter of its block, as interpreter/kernels/prng.ts lays
-//   the blocks out.
+//   the blocks out; elements narrower than a word packed a result word an invocation.
 // - Bitcast-convert: a copy of the operand's words between types that fill their bytes,
 //   the bits gathered a result word an invocation where pred or a sub-byte type is one.
 //
@@ -122,7 +122,7 @@ export function elementKernel(shape: ArrayShape, result: number, functions: stri
  * result word, gathering its 4 or 2 elements' bytes from wherever they lie, so that no
  * two invocations write one word.
  */
-function copyElementsKernel(shape: ArrayShape, result: number, functions: string, body: readonly string[], bytes: number, maxWorkgroupsPerDimension: number): WgslKernel {
+export function copyElementsKernel(shape: ArrayShape, result: number, functions: string, body: readonly string[], bytes: number, maxWorkgroupsPerDimension: number): WgslKernel {
   if (bytes % 4 === 0) return elementKernel(shape, result, functions, [...body, "  let src = srcByte >> 2u;", ...copyWords(bytes / 4, result)], maxWorkgroupsPerDimension);
   const count = product(shape.dimensions);
   const perWord = 4 / bytes;
@@ -598,16 +598,19 @@ fn add128(c: vec4<u32>, n: u32) -> vec4<u32> {
 }`;
 
 /**
- * RngBitGenerator bit for bit as the interpreter (XLA's expander), one invocation an
- * element, invocation 0 also writing the new state; 8- and 16-bit outputs are declined.
+ * RngBitGenerator bit for bit as the interpreter (XLA's expander), invocation 0 also
+ * writing the new state; one invocation an element of 32 or 64 bits, one a result word
+ * for narrower elements (its 2 or 4 elements' 32-bit values, each the value a 32-bit
+ * result would hold there, cut to the element's bits as the interpreter stores them:
+ * sub-byte signed types sign-extended to their byte), so no two invocations share a word.
  * - THREE_FRY: the state u64[2] is (key, counter); a 64-bit element i is the block of
- *   counter + i; a 32-bit element takes word 0 or 1 of the block of counter + (its
- *   index with the split dimension halved), the split dimension being the first even
- *   one (else the first largest).
+ *   counter + i; a 32-bit (or narrower) element takes word 0 or 1 of the block of
+ *   counter + (its index with the split dimension halved), the split dimension being
+ *   the first even one (else the first largest).
  * - PHILOX and DEFAULT: the state u64[2] is (key, counter low) with the key as the
  *   counter's high half, u64[3] (key, counter low, counter high); element i of 32 bits
- *   is word i % 4 of block i / 4, of 64 bits words 2(i % 2) and 2(i % 2) + 1 of block
- *   i / 2 (a block encrypting the 128-bit counter + its index).
+ *   (or fewer) is word i % 4 of block i / 4, of 64 bits words 2(i % 2) and 2(i % 2) + 1
+ *   of block i / 2 (a block encrypting the 128-bit counter + its index).
  */
 export function rngBitGeneratorKernelWgsl(inst: Instruction<"rngBitGenerator">, maxWorkgroupsPerDimension: number): WgslKernel | Declined {
   const { algorithm } = inst.attrs;
@@ -618,28 +621,67 @@ export function rngBitGeneratorKernelWgsl(inst: Instruction<"rngBitGenerator">, 
   if (state.elementType !== "u64" || state.dimensions.length !== 1 || stateWords !== 2 && (threeFry || stateWords !== 3)) {
     return { declined: `webgpu rng-bit-generator: ${algorithm} with a state other than u64[2]${threeFry ? "" : " or u64[3]"}` };
   }
-  const words = elementWords(shape.elementType, "rng-bit-generator");
-  if (typeof words !== "number") return words;
   if (tooLarge([shape])) return { declined: "webgpu rng-bit-generator: a result of 2 GiB or more" };
   const dims = shape.dimensions;
+  const count = product(dims);
   // Invocation 0 writes the new state: an empty result has none.
-  if (product(dims) === 0) return { declined: "webgpu rng-bit-generator: an empty result (only the state would change)" };
-  const generated = threeFry ? threeFryBody(dims, words) : philoxBody(product(dims), words, stateWords);
-  const body = ["  let st = args[0u] >> 2u;", "  let key0 = mem[st];", "  let key1 = mem[st + 1u];", ...generated.body,
-    "  if (i == 0u) {", "    let next = args[1u] >> 2u;", "    mem[next] = key0;", "    mem[next + 1u] = key1;",
+  if (count === 0) return { declined: "webgpu rng-bit-generator: an empty result (only the state would change)" };
+  const info = ELEMENT_TYPES[shape.elementType];
+  if (info.kind === "complex") return { declined: `webgpu rng-bit-generator: ${shape.elementType} bits` };
+  const wide = info.bitWidth === 64;
+  const generated = threeFry ? threeFryBody(dims, wide) : philoxBody(count, wide, stateWords);
+  const functions = threeFry ? THREEFRY_WGSL : PHILOX_WGSL;
+  const state0 = ["  let st = args[0u] >> 2u;", "  let key0 = mem[st];", "  let key1 = mem[st + 1u];", ...generated.state];
+  const writeState = ["  if (i == 0u) {", ...generated.advance.map((st) => `  ${st}`), "    let next = args[1u] >> 2u;", "    mem[next] = key0;", "    mem[next + 1u] = key1;",
     ...generated.nextCounter.map((w, k) => `    mem[next + ${u(2 + k)}] = ${w};`), "  }"];
-  return elementKernel(shape, 2, threeFry ? THREEFRY_WGSL : PHILOX_WGSL, body, maxWorkgroupsPerDimension);
+  const out = "(args[2u] >> 2u)";
+  if (info.storageBytes >= 4) {
+    const store = wide ? [`  mem[${out} + 2u * i] = x64.x;`, `  mem[${out} + 2u * i + 1u] = x64.y;`] : [`  mem[${out} + i] = ${generated.value};`];
+    return elementKernel(shape, 2, functions, [...state0, ...generated.element, ...store, ...writeState], maxWorkgroupsPerDimension);
+  }
+  // Narrow elements: the 32-bit value of element e (its multi-index split as the element kernel splits i), packed a word an invocation.
+  const bytes = info.storageBytes;
+  const perWord = 4 / bytes;
+  const bits = info.bitWidth;
+  const signedSubByte = info.kind === "signed" && bits < 8;
+  const element = ["fn elementBits(i: u32) -> u32 {", ...splitIndex(dims), ...state0, ...generated.element, `  return ${generated.value};`, "}"].join("\n");
+  // The bits the interpreter stores: the low `bits`, sign-extended to the byte for a signed sub-byte type.
+  const cut = signedSubByte ? `(u32((bitcast<i32>(v << ${u(32 - bits)}) >> ${u(32 - bits)})) & 0xffu)` : `(v & ${u(2 ** bits - 1)})`;
+  return elementKernel(arrayShape("u32", [Math.ceil(count / perWord)]), 2, `${functions}\n${element}`, [
+    ...state0,
+    "  var word = 0u;",
+    `  for (var k = 0u; k < ${u(perWord)}; k = k + 1u) {`,
+    `    let e = i * ${u(perWord)} + k;`,
+    `    if (e < ${u(count)}) {`,
+    "      let v = elementBits(e);",
+    `      word = word | (${cut} << (k * ${u(8 * bytes)}));`,
+    "    }",
+    "  }",
+    `  mem[${out} + i] = word;`,
+    ...writeState,
+  ], maxWorkgroupsPerDimension);
 }
 
-/** Statements storing element i of one generator's bits, and the new counter's words (given key0, key1 and st, the state's word offset). */
-interface RngBody { readonly body: readonly string[]; readonly nextCounter: readonly string[] }
+/**
+ * One generator's WGSL given i (and its multi-index o0..), key0, key1 and st (the
+ * state's word offset): `state` loads the counter, `element` computes element i's block
+ * and `value` is its 32-bit value (x64, a vec2 of the low and high words, for 64-bit
+ * elements); `advance` sets the new counter's words, `nextCounter`.
+ */
+interface RngBody {
+  readonly state: readonly string[];
+  readonly element: readonly string[];
+  readonly value: string;
+  readonly advance: readonly string[];
+  readonly nextCounter: readonly string[];
+}
 
-function threeFryBody(dims: readonly number[], words: number): RngBody {
-  let blockOf: string, blocks: number, store: string[];
-  if (words === 2) {
+function threeFryBody(dims: readonly number[], wide: boolean): RngBody {
+  let blockOf: string, blocks: number, value: string;
+  if (wide) {
     blockOf = "i";
     blocks = product(dims);
-    store = ["  mem[(args[2u] >> 2u) + 2u * i] = x.x;", "  mem[(args[2u] >> 2u) + 2u * i + 1u] = x.y;"];
+    value = "";
   } else {
     let split = dims.findIndex((d) => d % 2 === 0);
     if (split < 0) split = dims.reduce((best, d, k) => (d > dims[best]! ? k : best), 0);
@@ -647,36 +689,34 @@ function threeFryBody(dims: readonly number[], words: number): RngBody {
     blocks = product(half);
     const halfStrides = rowMajorStrides(half);
     blockOf = dims.map((_, d) => `${d === split ? `(o${d} / 2u)` : `o${d}`} * ${u(halfStrides[d]!)}`).join(" + ") || "0u";
-    store = [`  mem[(args[2u] >> 2u) + i] = ${dims.length === 0 ? "x.x" : `select(x.x, x.y, o${split} % 2u == 1u)`};`];
+    value = dims.length === 0 ? "x.x" : `select(x.x, x.y, o${split} % 2u == 1u)`;
   }
   return {
-    body: [
-      "  let ctr0 = mem[st + 2u];",
-      "  let ctr1 = mem[st + 3u];",
+    state: ["  let ctr0 = mem[st + 2u];", "  let ctr1 = mem[st + 3u];"],
+    element: [
       `  let block = ${blockOf};`,
       // counter + block, 64-bit, carried into the high word.
       "  let c0 = ctr0 + block;",
       "  let x = threefry(c0, ctr1 + select(0u, 1u, c0 < ctr0), key0, key1);",
-      ...store,
-      `  let n0 = ctr0 + ${u(blocks)};`,
+      ...(wide ? ["  let x64 = x;"] : []),
     ],
+    value,
+    advance: [`  let n0 = ctr0 + ${u(blocks)};`],
     nextCounter: ["n0", "ctr1 + select(0u, 1u, n0 < ctr0)"],
   };
 }
 
-function philoxBody(count: number, words: number, stateWords: number): RngBody {
-  const perBlock = 4 / words;
-  const out = "args[2u] >> 2u";
+function philoxBody(count: number, wide: boolean, stateWords: number): RngBody {
+  const perBlock = wide ? 2 : 4;
   return {
-    body: [
-      // The counter's high half is state[2] in a u64[3] state, the key in a u64[2] one.
-      `  let counter = vec4<u32>(mem[st + 2u], mem[st + 3u], mem[st + ${stateWords === 3 ? "4u" : "0u"}], mem[st + ${stateWords === 3 ? "5u" : "1u"}]);`,
+    // The counter's high half is state[2] in a u64[3] state, the key in a u64[2] one.
+    state: [`  let counter = vec4<u32>(mem[st + 2u], mem[st + 3u], mem[st + ${stateWords === 3 ? "4u" : "0u"}], mem[st + ${stateWords === 3 ? "5u" : "1u"}]);`],
+    element: [
       `  let x = philox(add128(counter, i / ${u(perBlock)}), key0, key1);`,
-      ...(words === 1
-        ? [`  mem[(${out}) + i] = x[i % 4u];`]
-        : ["  let h = (i % 2u) * 2u;", `  mem[(${out}) + 2u * i] = x[h];`, `  mem[(${out}) + 2u * i + 1u] = x[h + 1u];`]),
-      `  let advanced = add128(counter, ${u(Math.ceil(count / perBlock))});`,
+      ...(wide ? ["  let h = (i % 2u) * 2u;", "  let x64 = vec2<u32>(x[h], x[h + 1u]);"] : []),
     ],
+    value: "x[i % 4u]",
+    advance: [`  let advanced = add128(counter, ${u(Math.ceil(count / perBlock))});`],
     // A u64[2] state gets the new counter's low half only.
     nextCounter: stateWords === 3 ? ["advanced.x", "advanced.y", "advanced.z", "advanced.w"] : ["advanced.x", "advanced.y"],
   };

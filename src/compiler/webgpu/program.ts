@@ -31,7 +31,7 @@ import type { CompileOptions } from "../index.js";
 import { isDeclined, quantizedDeclined, type Declined } from "../kernel/declined.js";
 import { MAX_WORKGROUPS_PER_DIMENSION, rowBuffersAllowed, webgpuCapabilities, wgslFusionKernel, wgslOutputFusionKernel, OP_KERNELS } from "./codegen.js";
 import { copyKernelWgsl, type WgslKernel } from "./wgsl_kernel.js";
-import { longSortWgsl, sortKernelWgsl } from "./sort_wgsl.js";
+import { sortStepsWgsl } from "./sort_wgsl.js";
 import { fftPassesWgsl } from "./fft_wgsl.js";
 import { customCallKernelWgsl, PARAMETERIZED_KERNELS, type ParameterizedKernel } from "./linalg_wgsl.js";
 import { DEFAULT_GPU_LIMITS, productStorage, type GpuLimits } from "./gemm_tiles_wgsl.js";
@@ -96,7 +96,7 @@ const elementTypeName = (s: Shape): string => (s.kind === "array" ? s.elementTyp
 const HOST_REASONS: Partial<Record<Opcode, (inst: Instruction) => string>> = {
   rng: () => "rng draws from the interpreter's random stream (not a counter-based generator a kernel could compute)",
   // decompose expands the others into the sort kernel (compiler/expansions/top_k.ts).
-  topK: (inst) => `topK of ${elementTypeName(inst.operands[0]!.shape)}: only f32 and 32- and 64-bit integer top-k become a sort (the sort kernels compare no other type), so the interpreter's topK runs it`,
+  topK: (inst) => `topK of ${elementTypeName(inst.operands[0]!.shape)}: only f32, bf16 and integer top-k become a sort (the CPU backends' sort kernels, which the expansion also serves, compare no f16 or f8 keys), so the interpreter's topK runs it`,
   // A kernel cannot raise the error, and rewriting it as a dot against every group would
   // drop the check and multiply the work (and the product's memory) by the group count.
   raggedDot: () => "ragged-dot has no WGSL kernel (the CPU backends' grouped GEMM, kernel/ragged_dot_plan.ts, is not rendered in WGSL, nor the check of its group sizes): the interpreter's kernel runs it",
@@ -307,28 +307,31 @@ function planSteps(entry: Computation, ctx: PlanContext, module?: HloModule): { 
     leaves.set(inst, results);
   }
 
-  /** A sort: one kernel where a lane fits in workgroup memory, else a bitonic network across dispatches over a permutation temporary. */
+  /** A sort: its dispatches (sort_wgsl.ts: one kernel, or a bitonic network over a permutation temporary; narrow operands gathered through the permutation). */
   function addSort(inst: Instruction<"sort">): void {
-    const one = sortKernelWgsl(inst, limits, MAX_WORKGROUPS_PER_DIMENSION);
-    if (!isDeclined(one)) {
-      addKernelOrHost(inst, one);
-      return;
-    }
-    const long = longSortWgsl(inst, MAX_WORKGROUPS_PER_DIMENSION);
-    if (isDeclined(long)) {
-      addHost(inst, long.declined);
+    const sorted = sortStepsWgsl(inst, limits, MAX_WORKGROUPS_PER_DIMENSION);
+    if (isDeclined(sorted)) {
+      addHost(inst, sorted.declined);
       return;
     }
     const operands = operandLeaves(inst).flat();
-    use(operands);
-    const permutation: Location = { space: "temp", index: temps.push({ bytes: Math.ceil(long.permutationBytes / 64) * 64, defined: steps.length, lastUse: steps.length }) - 1 };
-    steps.push({ kind: "kernel", name: `${inst.name} (permutation)`, kernel: kernelIndex(ctx, long.init), buffers: [permutation] });
-    const pass = kernelIndex(ctx, long.pass);
-    for (const [k, j] of long.passes) steps.push({ kind: "kernel", name: `${inst.name} (pass ${k}/${j})`, kernel: pass, buffers: [...operands, permutation], parameters: [k, j] });
-    const results = newTemps(inst.shape);
-    temps[permutation.index]!.lastUse = steps.length;
-    steps.push({ kind: "kernel", name: inst.name, kernel: kernelIndex(ctx, long.finish), buffers: [...operands, permutation, ...results] });
-    leaves.set(inst, results);
+    const permutation: Location | undefined = sorted.permutationBytes === 0 ? undefined
+      : { space: "temp", index: temps.push({ bytes: Math.ceil(sorted.permutationBytes / 64) * 64, defined: steps.length, lastUse: steps.length }) - 1 };
+    // The results' temporaries from the first step writing them.
+    let results: Location[] | undefined;
+    const resultLeaves = (): Location[] => (results ??= newTemps(inst.shape));
+    for (const step of sorted.steps) {
+      const buffers = step.slots.flatMap((slot): Location[] => {
+        if (slot === "operands") return operands;
+        if (slot === "results") return resultLeaves();
+        if (slot === "permutation") return [permutation!];
+        return "operand" in slot ? [operands[slot.operand]!] : [resultLeaves()[slot.result]!];
+      });
+      // Each step's reads live to it: an operand or the permutation is read by steps after the first.
+      use(buffers);
+      steps.push({ kind: "kernel", name: step.name === "" ? inst.name : `${inst.name} (${step.name})`, kernel: kernelIndex(ctx, step.kernel), buffers, ...(step.parameters !== undefined ? { parameters: step.parameters } : {}) });
+    }
+    leaves.set(inst, resultLeaves());
   }
 
   /**

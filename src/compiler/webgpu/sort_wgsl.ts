@@ -15,7 +15,15 @@
 // of n/2 comparisons for a lane of n, a barrier a round, over as many invocations as
 // the adapter allows in a workgroup (up to n/2); a lane's permutation must fit the
 // adapter's workgroup memory (4096 elements in WebGPU's guaranteed 16 KiB): longer
-// lanes are declined and sorted on the host.
+// lanes are sorted by a bitonic network across dispatches (longSortSteps).
+//
+// Operands of 1- and 2-byte elements (bf16, f16, the f8 types, 8- and 16-bit integers,
+// pred): the comparator reads them from their bytes, but no invocation may write one of
+// their results element by element (neighbouring elements share a 32-bit word, and
+// WGSL's plain stores are of whole words). The sort then writes its permutation (the
+// source position of every lane element) into a temporary, and a gather kernel a
+// narrow operand writes its result a word an invocation, each word's elements fetched
+// from the positions the permutation names: the same permutation, so the same result.
 
 import type { Instruction } from "../../ir/computation.js";
 import { rowMajorStrides } from "../../types/index_util.js";
@@ -23,9 +31,10 @@ import { arrayShape, type ArrayShape } from "../../types/shape.js";
 import { DeclinedError, type Declined } from "../kernel/declined.js";
 import { KernelGraph } from "../kernel/graph.js";
 import { lowerScalarBody } from "../kernel/lower_fusion.js";
-import { COMPUTED_ELEMENT, COMPUTED_TYPES, elementKernel, elementWords, neededNodes, product, tooLarge, u } from "./op_kernels_wgsl.js";
-import { WGSL_HELPERS, WgslValues, wgslMathSources, type WgslMathName } from "./wgsl_values.js";
-import type { WgslKernel } from "./wgsl_kernel.js";
+import { ELEMENT_TYPES } from "../../types/element_type.js";
+import { copyElementsKernel, elementKernel, neededNodes, product, tooLarge, u } from "./op_kernels_wgsl.js";
+import { unsupportedType, WGSL_HELPERS, WgslValues, wgslMathSources, type WgslMathName } from "./wgsl_values.js";
+import { loadAs, memoryHelpers, type WgslKernel } from "./wgsl_kernel.js";
 import type { GpuLimits } from "./gemm_tiles_wgsl.js";
 
 /**
@@ -41,12 +50,13 @@ function comparatorFunction(inst: Instruction<"sort">, stride: number): { source
   const results = lowerScalarBody(g, inst.attrs.comparator, params);
   if ("declined" in results) return { declined: `webgpu sort: the comparator: ${results.declined}` };
   if (results.length !== 1) return { declined: "webgpu sort: a comparator with more than one result" };
+  // Loaded from its bytes (wgsl_kernel.ts loadAs): the value as the fusions' renderer holds it, whatever its width.
   const leaf = (p: number): string => {
     const k = p >> 1;
     const t = operands[k]!.elementType;
-    const element = COMPUTED_ELEMENT[t];
-    if (element === undefined) throw new DeclinedError(`webgpu sort: the comparator compares ${t} values (the kernel compares ${COMPUTED_TYPES})`);
-    return element.load(`(args[${u(k)}] >> 2u) + (base + ${p % 2 === 0 ? "x" : "y"} * ${u(stride)}) * ${u(element.words)}`);
+    const why = unsupportedType(t);
+    if (why !== undefined) throw new DeclinedError(`webgpu sort: the comparator compares ${t} values (${why})`);
+    return loadAs(t, `i32(args[${u(k)}] + (base + ${p % 2 === 0 ? "x" : "y"} * ${u(stride)}) * ${u(ELEMENT_TYPES[t].storageBytes)})`);
   };
   const values = new WgslValues(g, {
     load: () => { throw new Error("a comparator loads nothing"); },
@@ -64,35 +74,34 @@ function comparatorFunction(inst: Instruction<"sort">, stride: number): { source
   return { source: ["fn before(base: u32, x: u32, y: u32) -> bool {", ...lines, `  return ${result};`, "}"].join("\n"), math: values.math };
 }
 
-/** What both sort schedules check and share: the lane geometry, each operand's words and the comparator. */
+/** What both sort schedules check and share: the lane geometry, each operand's bytes an element and the comparator. */
 interface SortParts {
   readonly dims: readonly number[];
   readonly dimension: number;
   readonly n: number;
+  readonly lanes: number;
   readonly strides: readonly number[];
   readonly stride: number;
-  readonly words: readonly number[];
+  readonly bytes: readonly number[];
   readonly comparator: { source: string; math: ReadonlySet<WgslMathName> };
 }
+
+/** Whether an operand's elements share words (its results are written by a gather kernel through the permutation). */
+const narrow = (bytes: number): boolean => bytes % 4 !== 0;
 
 function sortParts(inst: Instruction<"sort">): SortParts | Declined {
   const operands = inst.operands.map((o) => o.shape as ArrayShape);
   const dims = operands[0]!.dimensions;
   const dimension = inst.attrs.dimension;
   if (tooLarge(operands)) return { declined: "webgpu sort: an operand of 2 GiB or more" };
-  // A kernel's argument slot holds 64 words (executable.ts): the buffers' offsets, the zero after them and two parameters.
-  if (2 * operands.length + 4 >= 64) return { declined: `webgpu sort: ${operands.length} operands (the kernels bind up to 29)` };
-  const words: number[] = [];
-  for (const o of operands) {
-    const w = elementWords(o.elementType, "sort");
-    if (typeof w !== "number") return w;
-    words.push(w);
-  }
+  // A kernel's argument slot holds 64 words (executable.ts): the buffers' offsets (and a permutation's), the zero after them and two parameters.
+  if (2 * operands.length + 5 >= 64) return { declined: `webgpu sort: ${operands.length} operands (the kernels bind up to 29)` };
   const strides = rowMajorStrides(dims);
   const stride = strides[dimension]!;
   const comparator = comparatorFunction(inst, stride);
   if ("declined" in comparator) return comparator;
-  return { dims, dimension, n: dims[dimension]!, strides, stride, words, comparator };
+  const n = dims[dimension]!;
+  return { dims, dimension, n, lanes: product(dims) / n, strides, stride, bytes: operands.map((o) => ELEMENT_TYPES[o.elementType].storageBytes), comparator };
 }
 
 /** WGSL statements setting `base`, the first element of lane `lane` (its index over the dims other than the sort's, row-major). */
@@ -104,36 +113,101 @@ function laneBase(p: SortParts): string[] {
   return split;
 }
 
-/** WGSL statements copying element `src` of every operand's lane to element `j` of the result's (operands from buffer 0, results from `results`). */
+/** WGSL statements copying element `src` of every operand's lane to element `j` of the result's, word by word (operands from buffer 0, results from `results`; narrow operands are left to their gather kernels). */
 function laneCopies(p: SortParts, results: number, indent: string): string[] {
-  return p.words.flatMap((words, k) => Array.from({ length: words }, (_, w) =>
-    `${indent}mem[(args[${u(results + k)}] >> 2u) + (base + j * ${u(p.stride)}) * ${u(words)} + ${u(w)}] = mem[(args[${u(k)}] >> 2u) + (base + src * ${u(p.stride)}) * ${u(words)} + ${u(w)}];`));
+  return p.bytes.flatMap((bytes, k) => {
+    if (narrow(bytes)) return [];
+    const words = bytes / 4;
+    return Array.from({ length: words }, (_, w) =>
+      `${indent}mem[(args[${u(results + k)}] >> 2u) + (base + j * ${u(p.stride)}) * ${u(words)} + ${u(w)}] = mem[(args[${u(k)}] >> 2u) + (base + src * ${u(p.stride)}) * ${u(words)} + ${u(w)}];`);
+  });
 }
 
-/** The sort of `inst` as a kernel over its operands then its results, or why not. */
-export function sortKernelWgsl(inst: Instruction<"sort">, limits: GpuLimits, maxWorkgroupsPerDimension: number): WgslKernel | Declined {
+/**
+ * The result of narrow operand `k` as a word an invocation (op_kernels_wgsl.ts
+ * copyElementsKernel): result element i, position j of its lane, is the operand's element
+ * at the position the permutation holds for it (`lanePositions` apart a lane).
+ * Buffers: the operand, the permutation, the result.
+ */
+function narrowGather(inst: Instruction<"sort">, p: SortParts, k: number, lanePositions: number, maxWorkgroupsPerDimension: number): WgslKernel {
+  const shape = inst.operands[k]!.shape as ArrayShape;
+  const others = p.dims.flatMap((_, d) => (d === p.dimension ? [] : [d]));
+  const lane = others.reduce((e, d) => `(${e}) * ${u(p.dims[d]!)} + o${d}`, "0u");
+  const bytes = p.bytes[k]!;
+  const kernel = copyElementsKernel(shape, 2, "", [
+    `  let lane = ${lane};`,
+    `  let src = mem[(args[1u] >> 2u) + lane * ${u(lanePositions)} + o${p.dimension}];`,
+    // i less its position along the lane is the lane's first element.
+    `  let srcByte = args[0u] + (i - o${p.dimension} * ${u(p.stride)} + src * ${u(p.stride)}) * ${u(bytes)};`,
+  ], bytes, maxWorkgroupsPerDimension);
+  return { ...kernel, what: `sort's ${shape.elementType} operand ${k} gathered through the permutation, a word of ${4 / bytes} elements an invocation` };
+}
+
+/** A buffer a sort step binds: every operand, every result, the permutation, or one operand's or result's. */
+export type SortSlot = "operands" | "results" | "permutation" | { readonly operand: number } | { readonly result: number };
+
+/** One dispatch of a sort: its kernel, the buffers it binds in order, its parameter words and what its step is called after the sort's name ("": the sort's name alone). */
+export interface SortStep {
+  readonly kernel: WgslKernel;
+  readonly slots: readonly SortSlot[];
+  readonly parameters?: readonly number[];
+  readonly name: string;
+}
+
+/** A sort's dispatches, in order, and the bytes of the permutation temporary they share (0: none). */
+export interface SortSteps {
+  readonly permutationBytes: number;
+  readonly steps: readonly SortStep[];
+}
+
+/**
+ * The sort of `inst` as dispatches: one kernel where a lane fits in workgroup memory
+ * (sortKernel), else a bitonic network across dispatches (longSortSteps); then, for each
+ * narrow operand, its gather through the permutation.
+ */
+export function sortStepsWgsl(inst: Instruction<"sort">, limits: GpuLimits, maxWorkgroupsPerDimension: number): SortSteps | Declined {
   const parts = sortParts(inst);
   if ("declined" in parts) return parts;
-  const { n, comparator } = parts;
   // The lane's permutation, a u32 an element, in workgroup memory.
   const longest = Math.floor(limits.maxComputeWorkgroupStorageSize / 4);
-  if (n > longest) return { declined: `webgpu sort: lanes of ${n} elements (the kernel sorts up to ${longest} in the adapter's ${limits.maxComputeWorkgroupStorageSize} bytes of workgroup memory)` };
-  const operands = inst.operands;
-  const lanes = product(parts.dims) / n;
+  const hasNarrow = parts.bytes.some(narrow);
+  let sorted: SortSteps & { readonly lanePositions: number };
+  if (parts.n <= longest) {
+    const kernel = sortKernel(parts, hasNarrow, limits, maxWorkgroupsPerDimension);
+    sorted = {
+      permutationBytes: hasNarrow ? parts.lanes * parts.n * 4 : 0, lanePositions: parts.n,
+      steps: [{ kernel, slots: hasNarrow ? ["operands", "results", "permutation"] : ["operands", "results"], name: "" }],
+    };
+  } else {
+    const long = longSortSteps(parts, maxWorkgroupsPerDimension);
+    if ("declined" in long) return long;
+    sorted = long;
+  }
+  const gathers: SortStep[] = parts.bytes.flatMap((bytes, k) => (narrow(bytes)
+    ? [{ kernel: narrowGather(inst, parts, k, sorted.lanePositions, maxWorkgroupsPerDimension), slots: [{ operand: k }, "permutation", { result: k }], name: `operand ${k}` }]
+    : []));
+  return { permutationBytes: sorted.permutationBytes, steps: [...sorted.steps, ...gathers] };
+}
+
+/** The sort kernel over the operands then the results (then, with narrow operands, the permutation it writes). */
+function sortKernel(parts: SortParts, writesPermutation: boolean, limits: GpuLimits, maxWorkgroupsPerDimension: number): WgslKernel {
+  const { n, lanes, comparator } = parts;
   const groupsX = Math.min(lanes, maxWorkgroupsPerDimension);
   const size = Math.max(1, Math.min(limits.maxComputeInvocationsPerWorkgroup, limits.maxComputeWorkgroupSizeX, Math.ceil(n / 2)));
-  const count = operands.length;
+  const count = parts.bytes.length;
+  const buffers = 2 * count + (writesPermutation ? 1 : 0);
   const source = [
     "@group(0) @binding(0) var<storage, read_write> mem: array<u32>;",
     "@group(0) @binding(1) var<storage, read> args: array<u32>;",
     WGSL_HELPERS,
+    memoryHelpers(false),
     ...wgslMathSources(comparator.math),
     `var<workgroup> order: array<u32, ${n}>;`,
     comparator.source,
     `@compute @workgroup_size(${size})`,
     "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {",
     // A zero the compiler cannot see (the slot after the buffers): float constants go through it.
-    `  xk_opaque = args[${u(2 * count)}];`,
+    `  xk_opaque = args[${u(buffers)}];`,
     `  let lane = wid.x + wid.y * ${u(groupsX)};`,
     // Uniform in the workgroup, so the barriers below stay in uniform control flow.
     `  if (lane >= ${u(lanes)}) { return; }`,
@@ -152,45 +226,32 @@ export function sortKernelWgsl(inst: Instruction<"sort">, limits: GpuLimits, max
     `  for (var j = lid.x; j < ${u(n)}; j = j + ${u(size)}) {`,
     "    let src = order[j];",
     ...laneCopies(parts, count, "    "),
+    ...(writesPermutation ? [`    mem[(args[${u(2 * count)}] >> 2u) + lane * ${u(n)} + j] = src;`] : []),
     "  }",
     "}",
   ].join("\n");
-  return { source, buffers: 2 * count, units: lanes, invocationsPerUnit: size, workgroups: [groupsX, Math.ceil(lanes / groupsX)], what: `sort of ${lanes} lanes of ${n}, odd-even transposition in workgroup memory` };
+  return { source, buffers, units: lanes, invocationsPerUnit: size, workgroups: [groupsX, Math.ceil(lanes / groupsX)], what: `sort of ${lanes} lanes of ${n}, odd-even transposition in workgroup memory` };
 }
 
 /**
  * A sort whose lanes are longer than workgroup memory holds: a bitonic network across
  * dispatches over a permutation in device memory (a u32 a lane element, the lane padded
- * to a power of two P). `init` sets the identity permutation; each of the
- * log2(P)·(log2(P)+1)/2 `passes` runs `pass` with its (k, j) as the step's parameters,
- * exchanging the pairs (i, i ^ j) of every lane into the order of block k; `finish`
- * copies every operand in the sorted order. The pairs compare by the comparator, then
- * by position (a total order, so the result is the stable sort's: the interpreter's for
- * any strict weak order), the padding after everything.
+ * to a power of two P). The first step sets the identity permutation; each of the
+ * log2(P)·(log2(P)+1)/2 passes runs one kernel with its (k, j) as the step's parameters,
+ * exchanging the pairs (i, i ^ j) of every lane into the order of block k; the last
+ * copies every word-sized operand in the sorted order (narrow ones are gathered after).
+ * The pairs compare by the comparator, then by position (a total order, so the result is
+ * the stable sort's: the interpreter's for any strict weak order), the padding after
+ * everything.
  */
-export interface LongSort {
-  /** Bytes of the permutation temporary. */
-  readonly permutationBytes: number;
-  /** Buffers: the permutation. */
-  readonly init: WgslKernel;
-  /** Buffers: the operands, then the permutation; parameters (k, j). */
-  readonly pass: WgslKernel;
-  readonly passes: readonly (readonly [number, number])[];
-  /** Buffers: the operands, the permutation, then the results. */
-  readonly finish: WgslKernel;
-}
-
-export function longSortWgsl(inst: Instruction<"sort">, maxWorkgroupsPerDimension: number): LongSort | Declined {
-  const parts = sortParts(inst);
-  if ("declined" in parts) return parts;
-  const { n, comparator } = parts;
-  const count = inst.operands.length;
-  const lanes = product(parts.dims) / n;
+function longSortSteps(parts: SortParts, maxWorkgroupsPerDimension: number): (SortSteps & { readonly lanePositions: number }) | Declined {
+  const { n, lanes, comparator } = parts;
+  const count = parts.bytes.length;
   const P = 2 ** Math.ceil(Math.log2(Math.max(2, n)));
   if (lanes * P * 4 >= 2 ** 31) return { declined: `webgpu sort: a permutation of ${lanes} lanes of ${P} elements is 2 GiB or more` };
   const flat = (elements: number): ArrayShape => arrayShape("u32", [elements]);
   const init = elementKernel(flat(lanes * P), 0, "", [`  mem[(args[0u] >> 2u) + i] = i % ${u(P)};`], maxWorkgroupsPerDimension);
-  const pass = elementKernel(flat(lanes * P), count, [WGSL_HELPERS, ...wgslMathSources(comparator.math), comparator.source,
+  const pass = elementKernel(flat(lanes * P), count, [WGSL_HELPERS, memoryHelpers(false), ...wgslMathSources(comparator.math), comparator.source,
     // Positions past the lane (padding) go last; equal elements keep their order.
     "fn less(base: u32, x: u32, y: u32) -> bool {",
     `  if (x >= ${u(n)}) { return false; }`,
@@ -214,17 +275,20 @@ export function longSortWgsl(inst: Instruction<"sort">, maxWorkgroupsPerDimensio
     "  let ascending = (a & k) == 0u;",
     "  if ((ascending && less(base, y, x)) || (!ascending && less(base, x, y))) { mem[at + a] = y; mem[at + b] = x; }",
   ], maxWorkgroupsPerDimension);
-  const finish = elementKernel(flat(lanes * n), 2 * count, WGSL_HELPERS, [
-    `  let lane = i / ${u(n)};`,
-    `  let j = i % ${u(n)};`,
-    ...laneBase(parts),
-    `  let src = mem[(args[${u(count)}] >> 2u) + lane * ${u(P)} + j];`,
-    ...laneCopies(parts, count + 1, "  "),
-  ], maxWorkgroupsPerDimension);
-  const passes: [number, number][] = [];
-  for (let k = 2; k <= P; k *= 2) for (let j = k / 2; j >= 1; j /= 2) passes.push([k, j]);
-  return {
-    permutationBytes: lanes * P * 4, init, passes, finish,
-    pass: { ...pass, what: `bitonic pass of a sort of ${lanes} lanes of ${n} (padded to ${P}), across dispatches` },
-  };
+  const steps: SortStep[] = [{ kernel: init, slots: ["permutation"], name: "permutation" }];
+  const passKernel = { ...pass, what: `bitonic pass of a sort of ${lanes} lanes of ${n} (padded to ${P}), across dispatches` };
+  for (let k = 2; k <= P; k *= 2) {
+    for (let j = k / 2; j >= 1; j /= 2) steps.push({ kernel: passKernel, slots: ["operands", "permutation"], parameters: [k, j], name: `pass ${k}/${j}` });
+  }
+  if (parts.bytes.some((b) => !narrow(b))) {
+    const finish = elementKernel(flat(lanes * n), 2 * count, WGSL_HELPERS, [
+      `  let lane = i / ${u(n)};`,
+      `  let j = i % ${u(n)};`,
+      ...laneBase(parts),
+      `  let src = mem[(args[${u(count)}] >> 2u) + lane * ${u(P)} + j];`,
+      ...laneCopies(parts, count + 1, "  "),
+    ], maxWorkgroupsPerDimension);
+    steps.push({ kernel: finish, slots: ["operands", "permutation", "results"], name: "" });
+  }
+  return { permutationBytes: lanes * P * 4, lanePositions: P, steps };
 }

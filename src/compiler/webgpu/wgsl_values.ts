@@ -223,7 +223,7 @@ export class WgslValues extends TextValueEmitter {
    */
   private computedHalf(t: NodeType, op: string): Half | undefined {
     if (!isNarrowFloat(t)) return undefined;
-    if (op === "reducePrecision") return decline(`reducePrecision on ${t} is not compiled to WGSL (kernel/legalize.ts writes it out for f16, f32 and f64 only)`);
+    if (op === "reducePrecision") return decline(`reducePrecision on ${t} is not compiled to WGSL (kernel/legalize.ts writes it out for every float type but f8e8m0fnu, whose 2^-127 is an f32 subnormal)`);
     if (t === "f8e8m0fnu" && !E8M0_EXACT_OPS.has(op)) {
       return decline(`${op} on f8e8m0fnu is not compiled to WGSL (its values, 2^-127 to 2^127, meet f32's subnormals and overflow in f32 arithmetic)`);
     }

@@ -21,7 +21,7 @@ import { after, test } from "node:test";
 import assert from "node:assert/strict";
 import { both, webgpuSkip } from "./gpu_available.js";
 import { releaseGpu } from "../../../src/compiler/webgpu/adapter.js";
-import { XlaBuilder, parameter, binaryOp, unaryOp, compare, convertElementType, tuple, add, dotGeneral } from "../../../src/index.js";
+import { XlaBuilder, parameter, binaryOp, unaryOp, compare, convertElementType, tuple, add, dotGeneral, reducePrecision } from "../../../src/index.js";
 import type { XlaOp } from "../../../src/builder/xla_builder.js";
 import type { BinaryOpcode, UnaryOpcode } from "../../../src/ir/opcodes.js";
 import { ELEMENT_TYPES, ELEMENT_TYPE_NAMES, type ElementType } from "../../../src/types/element_type.js";
@@ -97,6 +97,17 @@ BYTE_FLOATS.forEach((t, index) => {
       ...targets.map((to): [string, XlaOp] => [`to ${to}`, convertElementType(v, to)]),
     ], [stored(t, Uint8Array.from({ length: n }, (_, k) => k))]);
   });
+});
+
+test("reduce-precision of every byte float pattern (e8m0 aside) to narrower, equal and wider formats: the IEEE-layout f8s on their bits, the others through f32, bit for bit, no host step", { skip }, async () => {
+  // (exponent, mantissa) bits: fewer of both (rounding ties, carries into the exponent, overflow to ±inf, flushes), fewer mantissa bits only (0: a NaN becomes +inf), fewer exponent bits only, f32's and f64's.
+  const formats: readonly (readonly [number, number])[] = [[2, 1], [3, 0], [4, 1], [5, 2], [2, 5], [1, 3], [8, 23], [11, 52]];
+  for (const t of BYTE_FLOATS.filter((t) => !isE8m0(t))) {
+    const n = 2 ** ELEMENT_TYPES[t].bitWidth;
+    const b = new XlaBuilder(`${t}_reduce_precision`);
+    const v = parameter(b, 0, arrayShape(t, [n]), "v");
+    await checkExact(t, b, formats.map(([e, m]): [string, XlaOp] => [`reduce-precision to e${e}m${m}`, reducePrecision(v, e, m)]), [stored(t, Uint8Array.from({ length: n }, (_, k) => k))]);
+  }
 });
 
 test("f8e8m0fnu: its arithmetic stays on the host, saying why", { skip }, async () => {

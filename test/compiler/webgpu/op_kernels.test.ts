@@ -102,6 +102,22 @@ test("rng-bit-generator PHILOX: u32 and f32 with a u64[3] state (the counter car
 });
 
 
+test("rng-bit-generator of 1- and 2-byte and sub-byte elements (u8, s8, u16, bf16, f16, f8, s4, u4, s2, f4): a result word an invocation, the interpreter's bits (sub-byte signed ones sign-extended), the last word partly used", { skip }, async () => {
+  const rng = (algorithm: string, state: number, t: string, dims: string): string => `func.func @main(%s: tensor<${state}xui64>) -> (tensor<${state}xui64>, tensor<${dims}x${t}>) {
+  %0:2 = stablehlo.rng_bit_generator %s, algorithm = ${algorithm} : (tensor<${state}xui64>) -> (tensor<${state}xui64>, tensor<${dims}x${t}>)
+  return %0#0, %0#1 : tensor<${state}xui64>, tensor<${dims}x${t}>
+}`;
+  const types = ["ui8", "i8", "ui16", "bf16", "f16", "f8E4M3FN", "i4", "ui4", "i2", "f4E2M1FN"];
+  for (const [k, t] of types.entries()) {
+    // THREE_FRY split on an even dimension (3x6), on the largest (5x3), a scalar; PHILOX with u64[3] and u64[2] states; 15 and 7 elements leave the last word partly used.
+    await checkSame(rng("THREE_FRY", 2, t, "3x6"), [`dense<[${42 + k}, 4294967290]> : tensor<2xui64>`]);
+    await checkSame(rng("THREE_FRY", 2, t, "5x3"), [`dense<[12345678901234567, ${18446744073709551615n - BigInt(k)}]> : tensor<2xui64>`]);
+    await checkSame(rng("PHILOX", 3, t, "5x3"), [`dense<[${42 + k}, 18446744073709551614, 4294967295]> : tensor<3xui64>`]);
+    await checkSame(rng("DEFAULT", 2, t, "7"), [`dense<[9876543210, ${4294967295 - k}]> : tensor<2xui64>`]);
+  }
+  await checkSame(rng("THREE_FRY", 2, "i8", "").replaceAll("tensor<xi8>", "tensor<i8>"), ["dense<[7, 9]> : tensor<2xui64>"]);
+});
+
 test("scatter: f32 add and min with duplicate indices (the interpreter's order), windows partly or wholly out of range skipped element by element, NaN and -0", { skip }, async () => {
   // 2x3 windows into rows of a 6x3 input: row 1 twice, -1 and 5 half outside, 9 and -9 wholly outside.
   const shapes = { x: "6x3xf32", i: "7x1xi32", u: "7x2x3xf32", t: "f32" };
@@ -155,8 +171,8 @@ test("sort: lanes longer than workgroup memory (2 lanes of 9000) run as a bitoni
   await checkSame(text, [`dense<[${chunk(keys, 2)}]> : tensor<${n}x2xf32>`, `dense<[${chunk(positions, 2)}]> : tensor<${n}x2xi32>`]);
 });
 
-test("the plan (no GPU needed) lists each op left on the host with its reason: a c128 FFT, an f64 Cholesky, a custom call, 8-bit random bits", () => {
-  const program = parseStableHlo(`func.func @main(%c: tensor<8xcomplex<f64>>, %m: tensor<3x3xf32>, %k: tensor<5000xf32>, %s: tensor<2xui64>, %d: tensor<3x3xf64>) -> (tensor<8xcomplex<f64>>, tensor<3x3xf64>, tensor<3x3xf32>, tensor<5000xf32>, tensor<16xui8>, tensor<4xui32>) {
+test("the plan (no GPU needed) lists each op left on the host with its reason: a c128 FFT, an f64 Cholesky, a custom call, random bits with an empty result", () => {
+  const program = parseStableHlo(`func.func @main(%c: tensor<8xcomplex<f64>>, %m: tensor<3x3xf32>, %k: tensor<5000xf32>, %s: tensor<2xui64>, %d: tensor<3x3xf64>) -> (tensor<8xcomplex<f64>>, tensor<3x3xf64>, tensor<3x3xf32>, tensor<5000xf32>, tensor<0xui8>, tensor<4xui32>) {
   %f = stablehlo.fft %c, type = FFT, length = [8] : (tensor<8xcomplex<f64>>) -> tensor<8xcomplex<f64>>
   %ch = stablehlo.cholesky %d, lower = true : tensor<3x3xf64>
   %cc = stablehlo.custom_call @lapack_sgetrf_ffi(%m) : (tensor<3x3xf32>) -> tensor<3x3xf32>
@@ -165,14 +181,14 @@ test("the plan (no GPU needed) lists each op left on the host with its reason: a
     %p = stablehlo.compare LT, %a, %b, TOTALORDER : (tensor<f32>, tensor<f32>) -> tensor<i1>
     stablehlo.return %p : tensor<i1>
   }) {dimension = 0 : i64, is_stable = true} : (tensor<5000xf32>) -> tensor<5000xf32>
-  %st, %r = stablehlo.rng_bit_generator %s, algorithm = PHILOX : (tensor<2xui64>) -> (tensor<2xui64>, tensor<16xui8>)
+  %st, %r = stablehlo.rng_bit_generator %s, algorithm = PHILOX : (tensor<2xui64>) -> (tensor<2xui64>, tensor<0xui8>)
   %st2, %r2 = stablehlo.rng_bit_generator %st, algorithm = PHILOX : (tensor<2xui64>) -> (tensor<2xui64>, tensor<4xui32>)
-  return %f, %ch, %cc, %o, %r, %r2 : tensor<8xcomplex<f64>>, tensor<3x3xf64>, tensor<3x3xf32>, tensor<5000xf32>, tensor<16xui8>, tensor<4xui32>
+  return %f, %ch, %cc, %o, %r, %r2 : tensor<8xcomplex<f64>>, tensor<3x3xf64>, tensor<3x3xf32>, tensor<5000xf32>, tensor<0xui8>, tensor<4xui32>
 }`);
   const plan = planGpuProgram(program, {});
   const hosts = plan.steps.flatMap((s) => (s.kind === "host" ? [`${s.instruction.opcode}: ${s.why}`] : []));
   const expected = [/^fft: webgpu fft: c128 to c128 \(WGSL has no f64/, /^cholesky: webgpu cholesky: f64 matrices run on the host \(WGSL has no f64/, /^customCall: custom call lapack_sgetrf_ffi: the interpreter's registry/,
-    /^rngBitGenerator: webgpu rng-bit-generator: u8 elements are 1 bytes/];
+    /^rngBitGenerator: webgpu rng-bit-generator: an empty result/];
   assert.equal(hosts.length, expected.length, hosts.join("\n"));
   expected.forEach((re, k) => assert.match(hosts[k]!, re));
   // Each is in the dump, with its reason; the second generator is a kernel.
@@ -283,9 +299,14 @@ test("topK runs as the sort kernel and a slice, bit-exact with the interpreter: 
     await checkSame(topK("f32", 9, 4, largest), [`dense<[${chunk(floats(9), 9)}]> : tensor<3x9xf32>`]);
     await checkSame(topK("i32", 9, 9, largest), [`dense<[${chunk(ints(9), 9)}]> : tensor<3x9xi32>`]);
   }
-  const bf16 = planGpuProgram(parseStableHlo(topK("bf16", 9, 4, true)), {});
-  assert.deepEqual(bf16.steps.flatMap((s) => (s.kind === "host" ? [s.why] : [])),
-    ["topK of bf16: only f32 and 32- and 64-bit integer top-k become a sort (the sort kernels compare no other type), so the interpreter's topK runs it"]);
+  // bf16 and 8- and 16-bit integers: the sort kernel's narrow operands, gathered through its permutation.
+  const bf16 = (n: number): string[] => floats(n).map((v) => (v.startsWith("0x") ? (v === "0x7FC00000" ? "0x7FC0" : v === "0xFFC00001" ? "0xFFC1" : v === "0x7F800000" ? "0x7F80" : "0xFF80") : v));
+  await checkSame(topK("bf16", 9, 4, true), [`dense<[${chunk(bf16(9), 9)}]> : tensor<3x9xbf16>`]);
+  await checkSame(topK("i8", 9, 5, false), [`dense<[${chunk(ints(9).map((v) => (v === "-2147483648" ? "-128" : v)), 9)}]> : tensor<3x9xi8>`]);
+  await checkSame(topK("ui16", 9, 3, true), [`dense<[${chunk(ints(9).map((v) => String((Number(v) + 65536) % 65536)), 9)}]> : tensor<3x9xui16>`]);
+  const f16 = planGpuProgram(parseStableHlo(topK("f16", 9, 4, true)), {});
+  assert.deepEqual(f16.steps.flatMap((s) => (s.kind === "host" ? [s.why] : [])),
+    ["topK of f16: only f32, bf16 and integer top-k become a sort (the CPU backends' sort kernels, which the expansion also serves, compare no f16 or f8 keys), so the interpreter's topK runs it"]);
   // 5000 elements a lane: past WebGPU's guaranteed 16 KiB, the bitonic network across dispatches (ties by position).
   await checkSame(topK("f32", 5000, 17, true), [`dense<[${chunk(floats(5000), 5000)}]> : tensor<3x5000xf32>`]);
 });
