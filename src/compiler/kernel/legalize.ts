@@ -42,7 +42,8 @@
 //   place (masked, not shifted: no vector shift needed) with the format's range, sends
 //   values above it to ±inf and at or below its smallest normal's predecessor to ±0; a
 //   NaN stays itself (+inf with no mantissa bits). bf16 goes through f32, which has its
-//   exponent field, so both conversions are exact and the result is the same bits; a
+//   exponent field, so both conversions are exact and the result is the same bits (a NaN
+//   selected from the operand: narrowing may quieten its payload); a
 //   target that holds bf16 in f32 then keeps its vector form. The other narrow floats
 //   (fn, fnuz, the f6 and f4 formats), which the interpreter reduces through f64 and
 //   converts back by their own rules, go through f32 the same way: every value of theirs
@@ -184,14 +185,16 @@ function patternLayout(t: ElementType): readonly [number, number, number] | unde
 /** reducePrecision of x (type t) to e exponent and m mantissa bits, as integer ops (see above); undefined for a type kept. */
 function legalReducePrecision(g: KernelGraph, t: ElementType, x: number, e: number, m: number): number | undefined {
   const encoding = ELEMENT_TYPES[t].float?.encoding;
-  if (t === "bf16") return g.op("convert", t, [legalReducePrecision(g, "f32", g.op("convert", "f32", [x]), e, m)!]);
-  if (encoding === "fn" || encoding === "fnuz" || encoding === "finite") {
+  if (t === "bf16" || encoding === "fn" || encoding === "fnuz" || encoding === "finite") {
     const wide = g.op("convert", "f32", [x]);
     const back = g.op("convert", t, [legalReducePrecision(g, "f32", wide, e, m)!]);
-    if (encoding === "finite") return back;
-    // A NaN of either sign: the interpreter's is the format's encoding of a NaN (or of +inf, with no mantissa bits), its sign lost on the way through f64.
+    if (encoding === "finite" || (t === "bf16" && m === 0)) return back;
     const magnitude = g.op("and", "s32", [g.op("bitcast", "s32", [wide]), intConst(g, "s32", 0x7fffffffn)]);
     const isNaN = g.op("compare", "pred", [magnitude, intConst(g, "s32", 0x7f800000n)], "GT");
+    // A bf16 NaN keeps its own pattern, as the interpreter's does: a target's narrowing
+    // convert from f32 may make it its quiet NaN (0x7f81 came back 0x7fc0).
+    if (t === "bf16") return g.op("select", t, [isNaN, x, back]);
+    // A NaN of either sign: the interpreter's is the format's encoding of a NaN (or of +inf, with no mantissa bits), its sign lost on the way through f64.
     return g.op("select", t, [isNaN, g.constant(t, m > 0 ? NaN : Infinity), back]);
   }
   const layout = patternLayout(t);

@@ -6,13 +6,13 @@ import {
   lt, max, min, mul, neg, pad, parameter, reshape, rev, scalarShape, select, slice, sub, transpose, tuple, XlaBuilder,
   and, or, xor, not, abs, sign, shiftLeft, shiftRightArithmetic, shiftRightLogical, rem, clz, populationCount,
   roundNearestAfz, roundNearestEven, reducePrecision, floor, ceil, sqrt, clamp, bitcastConvertType, isFinite, gtTotalOrder,
-  type ElementType, type XlaOp,
+  evaluate, type ElementType, type XlaOp,
 } from "../../../src/index.js";
 import { lowerFusion } from "../../../src/compiler/kernel/lower_fusion.js";
 import { collapseDomain, reachable, splitAffine } from "../../../src/compiler/kernel/kernel_plan.js";
 import { emitFusionKernel } from "../../../src/compiler/wasm/emit_loop.js";
 import { isDeclined } from "../../../src/compiler/kernel/declined.js";
-import { checkFusion, randomLiteral, SCALAR_TARGET, TARGET } from "./harness.js";
+import { checkFusion, randomLiteral, runKernel, SCALAR_TARGET, TARGET } from "./harness.js";
 
 function fusion(name: string, params: [ElementType, number[]][], body: (b: XlaBuilder, ps: XlaOp[]) => XlaOp): { c: ReturnType<XlaBuilder["build"]>; args: Literal[] } {
   const b = new XlaBuilder(name);
@@ -74,6 +74,22 @@ for (const target of [TARGET, SCALAR_TARGET]) {
       ]));
       checkFusion(c, args, {}, target);
     }
+  });
+
+  test(`${mode}: reduce-precision of every bf16 pattern, NaN payloads kept as the interpreter keeps them`, () => {
+    const b = new XlaBuilder("rp_bf16_every");
+    const x = parameter(b, 0, arrayShape("bf16", [65536]));
+    const c = b.build(tuple(b, [reducePrecision(x, 5, 2), reducePrecision(x, 8, 3), reducePrecision(x, 4, 1), reducePrecision(x, 3, 0)]));
+    const every = Literal.zeros(arrayShape("bf16", [65536]));
+    for (let i = 0; i < 65536; i++) every.data[i] = i;
+    const kernel = emitFusionKernel(c, target);
+    if (isDeclined(kernel)) assert.fail(kernel.declined);
+    const expected = evaluate(c, [every]).arrayLeaves();
+    runKernel(kernel, target, c, [every]).forEach((actual, r) => {
+      const want = expected[r]!.data, got = actual.data;
+      const bad = Array.from(want as Uint16Array).findIndex((w, i) => w !== got[i]);
+      assert.equal(bad, -1, `result ${r}: pattern 0x${bad.toString(16)} gave 0x${Number(got[bad]).toString(16)}, the interpreter 0x${Number(want[bad]).toString(16)}`);
+    });
   });
 
   test(`${mode}: conversions between types`, () => {
