@@ -49,10 +49,10 @@
 import type { Instruction } from "../../ir/computation.js";
 import { parseAttributeDictionary } from "../../interpreter/attribute_dictionary.js";
 import { FfiCall, type FfiPlatform } from "../../interpreter/lapack/ffi.js";
-import { F32_SVD_TARGETS } from "../../interpreter/lapack/targets.js";
+import { F32_SVD_TARGETS, LAPACK_TARGETS } from "../../interpreter/lapack/targets.js";
 import type { Opcode } from "../../ir/opcodes.js";
 import { ShapeError } from "../../types/errors.js";
-import { arrayShape, arrayLeaves, shapeToString, type ArrayShape } from "../../types/shape.js";
+import { arrayShape, arrayLeaves, shapeToString, type ArrayShape, type Shape } from "../../types/shape.js";
 import type { Declined } from "../kernel/declined.js";
 import type { GpuLimits } from "./gemm_tiles_wgsl.js";
 import { elementKernel, product, tooLarge, u } from "./op_kernels_wgsl.js";
@@ -639,21 +639,45 @@ const LAPACK_KERNELS: ReadonlyMap<string, LapackEntry> = new Map<string, LapackE
   ...["cu", "hip"].map((prefix) => [`${prefix}_lu_pivots_to_permutation`, { platform: "gpu", operands: "s32", rank: 1, kernel: pivotsToPermutation }] as const),
 ]);
 
+/** The operand and result types of a call, as its reason names them: "(f64[4,4]) -> (f64[4,4], f64[4], s32[])". */
+function callSignature(inst: Instruction<"customCall">): string {
+  const list = (xs: readonly Shape[]): string => xs.map((x) => shapeToString(x)).join(", ");
+  const results = inst.shape.kind === "tuple" ? inst.shape.elements : [inst.shape];
+  return `(${list(inst.operands.map((o) => o.shape))}) -> (${list(results)})`;
+}
+
+/**
+ * Why a custom call that is not one of these kernels runs on the host: a target that is
+ * not LAPACK-style; a LAPACK one on f64 or c128 (WGSL has no f64), on c64 (no complex
+ * kernel of the routine), or in a form its f32 kernel does not take.
+ */
+function hostReason(inst: Instruction<"customCall">, entry: LapackEntry | undefined): Declined {
+  const { target } = inst.attrs;
+  if (!LAPACK_TARGETS.has(target)) return { declined: `custom call ${target}: not a LAPACK-style target (the GPU has kernels of those alone); the interpreter's registry runs it` };
+  const types = new Set(inst.operands.flatMap((o) => arrayLeaves(o.shape).map((a) => a.elementType)));
+  const signature = callSignature(inst);
+  if (types.has("f64") || types.has("c128")) return { declined: `custom call ${target} ${signature}: WGSL has no f64 (f64 and c128 LAPACK calls run on the host)` };
+  if (types.has("c64")) return { declined: `custom call ${target} ${signature}: the GPU has no complex kernel of this routine` };
+  if (entry === undefined) return { declined: `custom call ${target} ${signature}: the GPU has no kernel of this routine` };
+  return { declined: `custom call ${target} ${signature}: a form of operands, results or attributes its WGSL kernel does not take (the interpreter's registry runs it, or says why it is wrong)` };
+}
+
 /**
  * A LAPACK custom call that is one of these kernels (LAPACK_KERNELS). Attributes are
  * read as the interpreter's registry reads them (FfiCall); anything the registry would
  * refuse, other element types, and every other target run on the host, where the
- * registry runs them (or reports the error).
+ * registry runs them (or reports the error), each with its reason (hostReason).
  */
 export function customCallKernelWgsl(inst: Instruction<"customCall">, limits: GpuLimits, maxPerDimension: number): ParameterizedKernel | Declined {
   const { target, backendConfig } = inst.attrs;
   const entry = LAPACK_KERNELS.get(target);
-  const host: Declined = { declined: `custom call ${target}: the interpreter's registry runs it (LAPACK-style linear algebra among others; f32 ?potrf, ?trsm, ?getrf, ?geqrf, ?orgqr, ?ormqr, ?syevd, ?sytrd, ?gehrd, ?gees, ?geev (and the GPU's geev and hybrid eig), ?gtsv (gtsv2), the SVDs (?gesdd, ?gesvd, gesvdj, gesvdp) and lu_pivots_to_permutation have WGSL kernels)` };
+  const host = hostReason(inst, entry);
   if (entry === undefined) return host;
   const operands = inst.operands.map((o) => o.shape);
   const results = arrayLeaves(inst.shape);
   // Operand 0 is a batch of matrices (of pivot vectors, of diagonals); each routine checks the others' shapes against it.
-  if (operands.length === 0 || operands.some((o) => o.kind !== "array" || o.elementType !== entry.operands) || (operands[0] as ArrayShape).dimensions.length < entry.rank || tooLarge([...operands as ArrayShape[], ...results])) return host;
+  if (operands.length === 0 || operands.some((o) => o.kind !== "array" || o.elementType !== entry.operands) || (operands[0] as ArrayShape).dimensions.length < entry.rank) return host;
+  if (tooLarge([...operands as ArrayShape[], ...results])) return { declined: `custom call ${target}: an operand or result of 2 GiB or more` };
   try {
     const call = new FfiCall(target, entry.platform === "cpu" ? "s" : undefined, [], inst.shape, parseAttributeDictionary(backendConfig.trim().startsWith("{") ? backendConfig : "", target), entry.platform);
     const compiled = entry.kernel(call, operands as ArrayShape[], results, limits, maxPerDimension) ?? host;
@@ -661,8 +685,8 @@ export function customCallKernelWgsl(inst: Instruction<"customCall">, limits: Gp
     if ("workspaceBytes" in compiled && (compiled.workspaceBytes ?? 0) >= 2 ** 31) return { declined: `custom call ${target}: a work buffer of 2 GiB or more` };
     return compiled;
   } catch (e) {
-    // An attribute the registry refuses: it says so when the host step runs.
-    if (e instanceof ShapeError) return host;
+    // An attribute the registry refuses: it says so again when the host step runs.
+    if (e instanceof ShapeError) return { declined: `custom call ${target} ${callSignature(inst)}: ${e.message.replace(`${target}: `, "")} (the host step reports it)` };
     throw e;
   }
 }
