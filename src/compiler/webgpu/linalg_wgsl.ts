@@ -694,9 +694,11 @@ function hostReason(inst: Instruction<"customCall">, entry: LapackEntry | undefi
   const { target } = inst.attrs;
   if (!LAPACK_TARGETS.has(target)) return { declined: `custom call ${target}: not a LAPACK-style target (the GPU has kernels of those alone); the interpreter's registry runs it` };
   const types = new Set(inst.operands.flatMap((o) => arrayLeaves(o.shape).map((a) => a.elementType)));
+  // jaxlib's CPU targets name their type (lapack_d…: f64, lapack_z…: c128, lapack_c…: c64), whatever the operands are.
+  const kind = /^lapack_([sdcz])/.exec(target)?.[1];
   const signature = callSignature(inst);
-  if (types.has("f64") || types.has("c128")) return { declined: `custom call ${target} ${signature}: WGSL has no f64 (f64 and c128 LAPACK calls run on the host)` };
-  if (types.has("c64") && !(entry?.operands as readonly string[] | undefined ?? []).includes("c64")) return { declined: `custom call ${target} ${signature}: the GPU has no complex kernel of this routine` };
+  if (kind === "d" || kind === "z" || types.has("f64") || types.has("c128")) return { declined: `custom call ${target} ${signature}: WGSL has no f64 (f64 and c128 LAPACK calls run on the host)` };
+  if ((kind === "c" || types.has("c64")) && !(entry?.operands as readonly string[] | undefined ?? []).includes("c64")) return { declined: `custom call ${target} ${signature}: the GPU has no complex kernel of this routine` };
   if (entry === undefined) return { declined: `custom call ${target} ${signature}: the GPU has no kernel of this routine` };
   return { declined: `custom call ${target} ${signature}: a form of operands, results or attributes its WGSL kernel does not take (the interpreter's registry runs it, or says why it is wrong)` };
 }
