@@ -49,10 +49,10 @@
 import type { Instruction } from "../../ir/computation.js";
 import { parseAttributeDictionary } from "../../interpreter/attribute_dictionary.js";
 import { FfiCall, type FfiPlatform } from "../../interpreter/lapack/ffi.js";
-import { F32_SVD_TARGETS } from "../../interpreter/lapack/targets.js";
+import { F32_SVD_TARGETS, LAPACK_TARGETS } from "../../interpreter/lapack/targets.js";
 import type { Opcode } from "../../ir/opcodes.js";
 import { ShapeError } from "../../types/errors.js";
-import { arrayShape, arrayLeaves, shapeToString, type ArrayShape } from "../../types/shape.js";
+import { arrayShape, arrayLeaves, shapeToString, type ArrayShape, type Shape } from "../../types/shape.js";
 import type { Declined } from "../kernel/declined.js";
 import type { GpuLimits } from "./gemm_tiles_wgsl.js";
 import { elementKernel, product, tooLarge, u } from "./op_kernels_wgsl.js";
@@ -74,6 +74,16 @@ export type { ParameterizedKernel } from "./matrix_kernel_wgsl.js";
  * off, 5u, so four more roundings each: γ_{n+9}). Underflow is assumed away.
  */
 export const choleskyBackwardBound = (n: number): number => gamma(n + 9);
+
+/**
+ * The stated backward error of the GPU's complex (c64) ?potrf of an n×n Hermitian A: the
+ * factor L̂ satisfies |A - L̂L̂ᴴ| ≤ complexCholeskyBackwardBound(n)·|L̂||L̂ᴴ| elementwise,
+ * moduli of complex entries. Each part of an entry's sum is a real inner product of 2n
+ * terms (re: Σ p.x·q.x + p.y·q.y, and |p.x·q.x| + |p.y·q.y| ≤ |p||q|), so each part's
+ * error is within Higham's Thm 10.3 bound with 2n for n, γ_{2n+9} as the real kernel's,
+ * and the modulus within √2 of that.
+ */
+export const complexCholeskyBackwardBound = (n: number): number => Math.SQRT2 * gamma(2 * n + 9);
 
 /**
  * The stated backward error of the GPU's triangular solve of order n: the solution x̂ of
@@ -99,7 +109,12 @@ type FactorResult = "xla" | "lapack";
 /**
  * The Cholesky kernel of a batch of n×n f32 matrices (shape `a`), over buffers (a,
  * result) for XLA's op, (a, result, info) for ?potrf, and two parameter words: 1 (lower)
- * or 0 (upper), and n.
+ * or 0 (upper), and n. A c64 batch (?potrf only: the complex ?potrf, A = L Lᴴ) is the
+ * same sweep on (re, im) word pairs: the pivot is the real part of a_jj less Σ |l_jk|²,
+ * each entry (a_ij - Σ l_ik·conj(l_jk)) / √d, the terms in the interpreter's order
+ * (interpreter/lapack/factor.ts potrf); the upper triangle holds Lᴴ, so an entry read or
+ * written there has its imaginary part's sign flipped (on bits: a sign flip is exact,
+ * where a product by -1 might flush a subnormal).
  */
 function choleskyKernel(a: ArrayShape, result: FactorResult, limits: GpuLimits, maxPerDimension: number): WgslKernel {
   const dims = a.dimensions;
@@ -108,23 +123,44 @@ function choleskyKernel(a: ArrayShape, result: FactorResult, limits: GpuLimits, 
   const size = matrixWorkgroupSize(n, limits);
   const workgroups = grid(batch, maxPerDimension);
   const lapack = result === "lapack";
+  const complex = a.elementType === "c64";
   // The parameter words follow the buffers' offsets and the zero after them.
   const lowerWord = `args[${lapack ? 4 : 3}]`, nWord = `args[${lapack ? 5 : 4}]`;
   // Element e = (row, col) of the result: L's entry in the named triangle; outside it 0
   // (XLA) or the input's (LAPACK); after a failure all NaN (XLA), or the input in the
-  // columns not factored (LAPACK: they still hold it).
-  const store = lapack
-    ? ["    var v = mem[a + e];", "    if (i >= k) { v = bitcast<u32>(xk_get(i, k)); }"]
-    : ["    var v = 0u;", "    if (i >= k) { v = bitcast<u32>(xk_get(i, k)); }", "    if (failed != 0u) { v = 0x7fc00000u; }"];
+  // columns not factored (LAPACK: they still hold it). In the triangle, (i, k) is e.
+  const store = complex
+    ? ["    if (i < k) { mem[r + 2u * e] = mem[a + 2u * e]; mem[r + 2u * e + 1u] = mem[a + 2u * e + 1u]; }"]
+    : lapack
+      ? ["    var v = mem[a + e];", "    if (i >= k) { v = bitcast<u32>(xk_get(i, k)); }", "    mem[r + e] = v;"]
+      : ["    var v = 0u;", "    if (i >= k) { v = bitcast<u32>(xk_get(i, k)); }", "    if (failed != 0u) { v = 0x7fc00000u; }", "    mem[r + e] = v;"];
+  // An element's words: 1, or 2 for c64 (re, im).
+  const w = complex ? "2u * " : "";
+  const access = complex
+    ? [
+      "var<private> xk_flip: u32;",
+      "fn xk_get(i: u32, k: u32) -> vec2<f32> { let p = xk_r + 2u * xk_at(i, k); return vec2<f32>(bitcast<f32>(mem[p]), bitcast<f32>(mem[p + 1u] ^ xk_flip)); }",
+      "fn xk_set(i: u32, k: u32, v: vec2<f32>) { let p = xk_r + 2u * xk_at(i, k); mem[p] = bitcast<u32>(v.x); mem[p + 1u] = bitcast<u32>(v.y) ^ xk_flip; }",
+      "var<workgroup> xk_pivot: f32;",
+    ]
+    : [
+      "fn xk_get(i: u32, k: u32) -> f32 { return bitcast<f32>(mem[xk_r + xk_at(i, k)]); }",
+      "fn xk_set(i: u32, k: u32, v: f32) { mem[xk_r + xk_at(i, k)] = bitcast<u32>(v); }",
+      "var<workgroup> xk_pivot: f32;",
+    ];
+  const pivot = complex
+    ? ["      var d = xk_get(j, j).x;", "      for (var k = 0u; k < j; k = k + 1u) { let l = xk_get(j, k); d = d - (l.x * l.x + l.y * l.y); }"]
+    : ["      var d = xk_get(j, j);", "      for (var k = 0u; k < j; k = k + 1u) { let l = xk_get(j, k); d = d - l * l; }"];
+  const update = complex
+    ? "        for (var k = 0u; k < j; k = k + 1u) { let p = xk_get(i, k); let q = xk_get(j, k); s = s - vec2<f32>(p.x * q.x + p.y * q.y, p.y * q.x - p.x * q.y); }"
+    : "        for (var k = 0u; k < j; k = k + 1u) { s = s - xk_get(i, k) * xk_get(j, k); }";
   const source = [
     ...header, "var<private> xk_n: u32;", "var<private> xk_r: u32;",
     // L(i, k), k <= i: where it is in a matrix laid out as A (row-major; upper: transposed).
     `fn xk_at(i: u32, k: u32) -> u32 { return select(k * xk_n + i, i * xk_n + k, ${lowerWord} != 0u); }`,
     POSITIVE_PIVOT,
     // The factor is built in the result's own triangle; the pivot is in workgroup memory.
-    "fn xk_get(i: u32, k: u32) -> f32 { return bitcast<f32>(mem[xk_r + xk_at(i, k)]); }",
-    "fn xk_set(i: u32, k: u32, v: f32) { mem[xk_r + xk_at(i, k)] = bitcast<u32>(v); }",
-    "var<workgroup> xk_pivot: f32;",
+    ...access,
     `@compute @workgroup_size(${size})`,
     "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {",
     `  let m = wid.x + wid.y * ${u(workgroups[0])};`,
@@ -132,19 +168,21 @@ function choleskyKernel(a: ArrayShape, result: FactorResult, limits: GpuLimits, 
     `  if (m >= ${u(batch)}) { return; }`,
     `  let n = ${nWord};`,
     "  xk_n = n;",
-    "  let a = (args[0] >> 2u) + m * n * n;",
-    "  let r = (args[1] >> 2u) + m * n * n;",
+    ...(complex ? [`  xk_flip = select(0x80000000u, 0u, ${lowerWord} != 0u);`] : []),
+    `  let a = (args[0] >> 2u) + ${w}m * n * n;`,
+    `  let r = (args[1] >> 2u) + ${w}m * n * n;`,
     "  xk_r = r;",
     `  for (var i = lid.x; i < n; i = i + ${u(size)}) {`,
-    "    for (var k = 0u; k <= i; k = k + 1u) { xk_set(i, k, bitcast<f32>(mem[a + xk_at(i, k)])); }",
+    complex
+      ? "    for (var k = 0u; k <= i; k = k + 1u) { let p = 2u * xk_at(i, k); mem[r + p] = mem[a + p]; mem[r + p + 1u] = mem[a + p + 1u]; }"
+      : "    for (var k = 0u; k <= i; k = k + 1u) { xk_set(i, k, bitcast<f32>(mem[a + xk_at(i, k)])); }",
     "  }",
     // 1 + the first column whose pivot is not > 0, or 0.
     "  var failed = 0u;",
     // Row i is invocation i % size's throughout: it loads it, computes its pivot and its entries.
     "  for (var j = 0u; j < n; j = j + 1u) {",
     `    if (lid.x == j % ${u(size)}) {`,
-    "      var d = xk_get(j, j);",
-    "      for (var k = 0u; k < j; k = k + 1u) { let l = xk_get(j, k); d = d - l * l; }",
+    ...pivot,
     "      xk_pivot = d;",
     "    }",
     // A barrier, and the pivot as a uniform value: a failure leaves the sweep for every invocation at once.
@@ -152,10 +190,10 @@ function choleskyKernel(a: ArrayShape, result: FactorResult, limits: GpuLimits, 
     "    if (!xk_positive(d)) { failed = j + 1u; break; }",
     "    let root = sqrt(d);",
     `    for (var i = lid.x; i < n; i = i + ${u(size)}) {`,
-    "      if (i == j) { xk_set(j, j, root); }",
+    `      if (i == j) { xk_set(j, j, ${complex ? "vec2<f32>(root, 0.0)" : "root"}); }`,
     "      if (i > j) {",
     "        var s = xk_get(i, j);",
-    "        for (var k = 0u; k < j; k = k + 1u) { s = s - xk_get(i, k) * xk_get(j, k); }",
+    update,
     "        xk_set(i, j, s / root);",
     "      }",
     "    }",
@@ -169,15 +207,14 @@ function choleskyKernel(a: ArrayShape, result: FactorResult, limits: GpuLimits, 
     `    let lower = ${lowerWord} != 0u;`,
     "    let i = select(col, row, lower);",
     "    let k = select(row, col, lower);",
-    ...store,
     // Element e's own entry, read and written by the same invocation.
-    "    mem[r + e] = v;",
+    ...store,
     "  }",
     "}",
   ].join("\n");
   return {
     source, buffers: lapack ? 3 : 2, units: batch, invocationsPerUnit: size, workgroups,
-    what: `${lapack ? "?potrf" : "Cholesky"} of ${batch} f32 matrix(es), column sweep in the result's triangle, the triangle and n parameters`,
+    what: `${lapack ? "?potrf" : "Cholesky"} of ${batch} ${a.elementType} matrix(es), column sweep in the result's triangle, the triangle and n parameters`,
   };
 }
 
@@ -548,7 +585,7 @@ function ormqrKernel(c: ArrayShape, limits: GpuLimits, maxPerDimension: number):
   return perMatrixKernel(4, size, batch, [GET, IS_ZERO], body, `?ormqr of ${batch} f32 matrix(es), an invocation a line of C, the flags and sizes parameters`, maxPerDimension);
 }
 
-/** ?potrf: the Cholesky sweep with LAPACK's results (buffers a, result, info). */
+/** ?potrf (f32, and c64 where the entry takes it): the Cholesky sweep with LAPACK's results (buffers a, result, info). */
 const potrf: LapackKernel = (call, [a, ...more], results, limits, maxPerDimension) => {
   const dims = a!.dimensions, n = dims.at(-1)!;
   if (more.length !== 0 || dims.at(-2) !== n || !resultsAre(results, [a!, arrayShape("s32", dims.slice(0, -2))])) return undefined;
@@ -610,8 +647,8 @@ const pivotsToPermutation: LapackKernel = (_call, [pivots, ...more], results, _l
   return { kernel: pivotsToPermutationKernel(product(batch), maxPerDimension), parameters: [k, n] };
 };
 
-/** Whose FFI a target follows, its operands' element type, operand 0's least rank (a matrix, or a vector: pivots, a diagonal), and its kernel. */
-interface LapackEntry { readonly platform: FfiPlatform; readonly operands: "f32" | "s32"; readonly rank: 1 | 2; readonly kernel: LapackKernel }
+/** Whose FFI a target follows, its operands' element types (one for all: f32, c64 where a complex kernel exists, s32 for pivots), operand 0's least rank (a matrix, or a vector: pivots, a diagonal), and its kernel. */
+interface LapackEntry { readonly platform: FfiPlatform; readonly operands: readonly ("f32" | "c64" | "s32")[]; readonly rank: 1 | 2; readonly kernel: LapackKernel }
 
 /**
  * The LAPACK-style custom calls that run as these kernels, by target: jaxlib's CPU
@@ -621,48 +658,77 @@ interface LapackEntry { readonly platform: FfiPlatform; readonly operands: "f32"
  * pivots' (s32).
  */
 const LAPACK_KERNELS: ReadonlyMap<string, LapackEntry> = new Map<string, LapackEntry>([
-  ...([["potrf", potrf], ["getrf", getrf], ["geqrf", geqrf], ["orgqr", orgqr], ["ormqr", ormqr], ["syevd", syevd], ["sytrd", sytrd]] as const).flatMap(([routine, kernel]) => [
-    [`lapack_s${routine}_ffi`, { platform: "cpu", operands: "f32", rank: 2, kernel }] as const,
-    ...["cu", "hip"].map((prefix) => [`${prefix}solver_${routine}_ffi`, { platform: "gpu", operands: "f32", rank: 2, kernel }] as const),
+  // The complex Cholesky shares the GPU targets (their names carry no type) and has jaxlib's lapack_cpotrf_ffi.
+  ...([["potrf", potrf, ["f32", "c64"]], ["getrf", getrf], ["geqrf", geqrf], ["orgqr", orgqr], ["ormqr", ormqr], ["syevd", syevd], ["sytrd", sytrd]] as const).flatMap(([routine, kernel, gpuTypes = ["f32"]]) => [
+    [`lapack_s${routine}_ffi`, { platform: "cpu", operands: ["f32"], rank: 2, kernel }] as const,
+    ...["cu", "hip"].map((prefix) => [`${prefix}solver_${routine}_ffi`, { platform: "gpu", operands: gpuTypes, rank: 2, kernel }] as const),
   ]),
-  ["lapack_strsm_ffi", { platform: "cpu", operands: "f32", rank: 2, kernel: trsm }],
-  ["lapack_sgehrd_ffi", { platform: "cpu", operands: "f32", rank: 2, kernel: gehrd }],
-  ["lapack_sgtsv_ffi", { platform: "cpu", operands: "f32", rank: 1, kernel: gtsv }],
-  ["lapack_sgees_ffi", { platform: "cpu", operands: "f32", rank: 2, kernel: gees }],
-  ["lapack_sgeev_ffi", { platform: "cpu", operands: "f32", rank: 2, kernel: geev }],
-  ["cusolver_geev_ffi", { platform: "gpu", operands: "f32", rank: 2, kernel: gpuGeev }],
-  ...["cu", "hip"].map((prefix) => [`${prefix}hybrid_eig_real`, { platform: "gpu", operands: "f32", rank: 2, kernel: geev }] as const),
-  ...["cu", "hip"].map((prefix) => [`${prefix}sparse_gtsv2_ffi`, { platform: "gpu", operands: "f32", rank: 1, kernel: gtsv }] as const),
-  ...F32_SVD_TARGETS.map(([target, form]) => [target, { platform: target.startsWith("lapack_") ? "cpu" : "gpu", operands: "f32", rank: 2, kernel: svdOfForm(form) }] as const),
-  ["Qr", { platform: "gpu", operands: "f32", rank: 2, kernel: geqrf }],
-  ["ProductOfElementaryHouseholderReflectors", { platform: "gpu", operands: "f32", rank: 2, kernel: orgqr }],
-  ...["cu", "hip"].map((prefix) => [`${prefix}_lu_pivots_to_permutation`, { platform: "gpu", operands: "s32", rank: 1, kernel: pivotsToPermutation }] as const),
+  ["lapack_cpotrf_ffi", { platform: "cpu", operands: ["c64"], rank: 2, kernel: potrf }],
+  ["lapack_strsm_ffi", { platform: "cpu", operands: ["f32"], rank: 2, kernel: trsm }],
+  ["lapack_sgehrd_ffi", { platform: "cpu", operands: ["f32"], rank: 2, kernel: gehrd }],
+  ["lapack_sgtsv_ffi", { platform: "cpu", operands: ["f32"], rank: 1, kernel: gtsv }],
+  ["lapack_sgees_ffi", { platform: "cpu", operands: ["f32"], rank: 2, kernel: gees }],
+  ["lapack_sgeev_ffi", { platform: "cpu", operands: ["f32"], rank: 2, kernel: geev }],
+  ["cusolver_geev_ffi", { platform: "gpu", operands: ["f32"], rank: 2, kernel: gpuGeev }],
+  ...["cu", "hip"].map((prefix) => [`${prefix}hybrid_eig_real`, { platform: "gpu", operands: ["f32"], rank: 2, kernel: geev }] as const),
+  ...["cu", "hip"].map((prefix) => [`${prefix}sparse_gtsv2_ffi`, { platform: "gpu", operands: ["f32"], rank: 1, kernel: gtsv }] as const),
+  ...F32_SVD_TARGETS.map(([target, form]) => [target, { platform: target.startsWith("lapack_") ? "cpu" : "gpu", operands: ["f32"], rank: 2, kernel: svdOfForm(form) }] as const),
+  ["Qr", { platform: "gpu", operands: ["f32"], rank: 2, kernel: geqrf }],
+  ["ProductOfElementaryHouseholderReflectors", { platform: "gpu", operands: ["f32"], rank: 2, kernel: orgqr }],
+  ...["cu", "hip"].map((prefix) => [`${prefix}_lu_pivots_to_permutation`, { platform: "gpu", operands: ["s32"], rank: 1, kernel: pivotsToPermutation }] as const),
 ]);
+
+/** The operand and result types of a call, as its reason names them: "(f64[4,4]) -> (f64[4,4], f64[4], s32[])". */
+function callSignature(inst: Instruction<"customCall">): string {
+  const list = (xs: readonly Shape[]): string => xs.map((x) => shapeToString(x)).join(", ");
+  const results = inst.shape.kind === "tuple" ? inst.shape.elements : [inst.shape];
+  return `(${list(inst.operands.map((o) => o.shape))}) -> (${list(results)})`;
+}
+
+/**
+ * Why a custom call that is not one of these kernels runs on the host: a target that is
+ * not LAPACK-style; a LAPACK one on f64 or c128 (WGSL has no f64), on c64 (no complex
+ * kernel of the routine), or in a form its f32 kernel does not take.
+ */
+function hostReason(inst: Instruction<"customCall">, entry: LapackEntry | undefined): Declined {
+  const { target } = inst.attrs;
+  if (!LAPACK_TARGETS.has(target)) return { declined: `custom call ${target}: not a LAPACK-style target (the GPU has kernels of those alone); the interpreter's registry runs it` };
+  const types = new Set(inst.operands.flatMap((o) => arrayLeaves(o.shape).map((a) => a.elementType)));
+  // jaxlib's CPU targets name their type (lapack_d…: f64, lapack_z…: c128, lapack_c…: c64), whatever the operands are.
+  const kind = /^lapack_([sdcz])/.exec(target)?.[1];
+  const signature = callSignature(inst);
+  if (kind === "d" || kind === "z" || types.has("f64") || types.has("c128")) return { declined: `custom call ${target} ${signature}: WGSL has no f64 (f64 and c128 LAPACK calls run on the host)` };
+  if ((kind === "c" || types.has("c64")) && !(entry?.operands as readonly string[] | undefined ?? []).includes("c64")) return { declined: `custom call ${target} ${signature}: the GPU has no complex kernel of this routine` };
+  if (entry === undefined) return { declined: `custom call ${target} ${signature}: the GPU has no kernel of this routine` };
+  return { declined: `custom call ${target} ${signature}: a form of operands, results or attributes its WGSL kernel does not take (the interpreter's registry runs it, or says why it is wrong)` };
+}
 
 /**
  * A LAPACK custom call that is one of these kernels (LAPACK_KERNELS). Attributes are
  * read as the interpreter's registry reads them (FfiCall); anything the registry would
  * refuse, other element types, and every other target run on the host, where the
- * registry runs them (or reports the error).
+ * registry runs them (or reports the error), each with its reason (hostReason).
  */
 export function customCallKernelWgsl(inst: Instruction<"customCall">, limits: GpuLimits, maxPerDimension: number): ParameterizedKernel | Declined {
   const { target, backendConfig } = inst.attrs;
   const entry = LAPACK_KERNELS.get(target);
-  const host: Declined = { declined: `custom call ${target}: the interpreter's registry runs it (LAPACK-style linear algebra among others; f32 ?potrf, ?trsm, ?getrf, ?geqrf, ?orgqr, ?ormqr, ?syevd, ?sytrd, ?gehrd, ?gees, ?geev (and the GPU's geev and hybrid eig), ?gtsv (gtsv2), the SVDs (?gesdd, ?gesvd, gesvdj, gesvdp) and lu_pivots_to_permutation have WGSL kernels)` };
+  const host = hostReason(inst, entry);
   if (entry === undefined) return host;
   const operands = inst.operands.map((o) => o.shape);
   const results = arrayLeaves(inst.shape);
   // Operand 0 is a batch of matrices (of pivot vectors, of diagonals); each routine checks the others' shapes against it.
-  if (operands.length === 0 || operands.some((o) => o.kind !== "array" || o.elementType !== entry.operands) || (operands[0] as ArrayShape).dimensions.length < entry.rank || tooLarge([...operands as ArrayShape[], ...results])) return host;
+  const type = operands[0]?.kind === "array" ? operands[0].elementType : undefined;
+  if (type === undefined || !(entry.operands as readonly string[]).includes(type) || operands.some((o) => o.kind !== "array" || o.elementType !== type) || (operands[0] as ArrayShape).dimensions.length < entry.rank) return host;
+  if (tooLarge([...operands as ArrayShape[], ...results])) return { declined: `custom call ${target}: an operand or result of 2 GiB or more` };
   try {
-    const call = new FfiCall(target, entry.platform === "cpu" ? "s" : undefined, [], inst.shape, parseAttributeDictionary(backendConfig.trim().startsWith("{") ? backendConfig : "", target), entry.platform);
+    const call = new FfiCall(target, entry.platform === "cpu" ? (type === "c64" ? "c" : "s") : undefined, [], inst.shape, parseAttributeDictionary(backendConfig.trim().startsWith("{") ? backendConfig : "", target), entry.platform);
     const compiled = entry.kernel(call, operands as ArrayShape[], results, limits, maxPerDimension) ?? host;
     // A word offset into the work buffer must fit a u32, as every buffer's does.
     if ("workspaceBytes" in compiled && (compiled.workspaceBytes ?? 0) >= 2 ** 31) return { declined: `custom call ${target}: a work buffer of 2 GiB or more` };
     return compiled;
   } catch (e) {
-    // An attribute the registry refuses: it says so when the host step runs.
-    if (e instanceof ShapeError) return host;
+    // An attribute the registry refuses: it says so again when the host step runs.
+    if (e instanceof ShapeError) return { declined: `custom call ${target} ${callSignature(inst)}: ${e.message.replace(`${target}: `, "")} (the host step reports it)` };
     throw e;
   }
 }

@@ -143,25 +143,30 @@ fn xk_mul64(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
   let p = xk_mul32x32(a.x, b.x);
   return vec2<u32>(p.x, p.y + a.x * b.y + a.y * b.x);
 }
-fn xk_ult64(a: vec2<u32>, b: vec2<u32>) -> bool { return a.y < b.y || (a.y == b.y && a.x < b.x); }
-fn xk_slt64(a: vec2<u32>, b: vec2<u32>) -> bool { return bitcast<i32>(a.y) < bitcast<i32>(b.y) || (a.y == b.y && a.x < b.x); }
+// Comparisons and shifts without a branch: WGSL's || and && short-circuit, and an
+// if or a short circuit is a branch in the shader; SwiftShader's compile time grows faster
+// than the branches of a kernel (an exact complex multiply has dozens of these calls:
+// det_c64's kernel of 20 took minutes, docs/backends.md); a select is not a branch.
+fn xk_ult64(a: vec2<u32>, b: vec2<u32>) -> bool { return (a.y < b.y) | ((a.y == b.y) & (a.x < b.x)); }
+fn xk_slt64(a: vec2<u32>, b: vec2<u32>) -> bool { return (bitcast<i32>(a.y) < bitcast<i32>(b.y)) | ((a.y == b.y) & (a.x < b.x)); }
 fn xk_isneg64(a: vec2<u32>) -> bool { return bitcast<i32>(a.y) < 0; }
-// Shifts by n in [0, 64).
+// Shifts by n in [0, 64). s = n mod 32; the bits carried across the words are none for
+// s = 0 (a shift by 32 - s would be by 32, which WGSL takes mod 32).
 fn xk_shl64(a: vec2<u32>, n: u32) -> vec2<u32> {
-  if (n >= 32u) { return vec2<u32>(0u, a.x << (n - 32u)); }
-  if (n == 0u) { return a; }
-  return vec2<u32>(a.x << n, (a.y << n) | (a.x >> (32u - n)));
+  let s = n & 31u;
+  let carried = select(a.x >> ((32u - s) & 31u), 0u, s == 0u);
+  return select(vec2<u32>(0u, a.x << s), vec2<u32>(a.x << s, (a.y << s) | carried), n < 32u);
 }
 fn xk_shrl64(a: vec2<u32>, n: u32) -> vec2<u32> {
-  if (n >= 32u) { return vec2<u32>(a.y >> (n - 32u), 0u); }
-  if (n == 0u) { return a; }
-  return vec2<u32>((a.x >> n) | (a.y << (32u - n)), a.y >> n);
+  let s = n & 31u;
+  let carried = select(a.y << ((32u - s) & 31u), 0u, s == 0u);
+  return select(vec2<u32>(a.y >> s, 0u), vec2<u32>((a.x >> s) | carried, a.y >> s), n < 32u);
 }
 fn xk_shra64(a: vec2<u32>, n: u32) -> vec2<u32> {
   let h = bitcast<i32>(a.y);
-  if (n >= 32u) { return vec2<u32>(bitcast<u32>(h >> (n - 32u)), bitcast<u32>(h >> 31u)); }
-  if (n == 0u) { return a; }
-  return vec2<u32>((a.x >> n) | (a.y << (32u - n)), bitcast<u32>(h >> n));
+  let s = n & 31u;
+  let carried = select(a.y << ((32u - s) & 31u), 0u, s == 0u);
+  return select(vec2<u32>(bitcast<u32>(h >> s), bitcast<u32>(h >> 31u)), vec2<u32>((a.x >> s) | carried, bitcast<u32>(h >> s)), n < 32u);
 }
 fn xk_clz64(a: vec2<u32>) -> vec2<u32> { return vec2<u32>(select(countLeadingZeros(a.y), 32u + countLeadingZeros(a.x), a.y == 0u), 0u); }
 fn xk_popcnt64(a: vec2<u32>) -> vec2<u32> { return vec2<u32>(countOneBits(a.x) + countOneBits(a.y), 0u); }

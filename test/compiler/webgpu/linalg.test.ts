@@ -16,7 +16,7 @@ import { randoms, runOnGpu } from "./linalg_support.js";
 import { releaseGpu } from "../../../src/compiler/webgpu/adapter.js";
 import { planGpuProgram } from "../../../src/compiler/webgpu/program.js";
 import { dumpGpuProgram } from "../../../src/compiler/webgpu/executable.js";
-import { choleskyBackwardBound, triangularSolveBackwardBound } from "../../../src/compiler/webgpu/linalg_wgsl.js";
+import { choleskyBackwardBound, complexCholeskyBackwardBound, triangularSolveBackwardBound } from "../../../src/compiler/webgpu/linalg_wgsl.js";
 import { XlaBuilder, parameter, cholesky, parseStableHlo, triangularSolve, tuple } from "../../../src/index.js";
 import { Literal } from "../../../src/types/literal.js";
 import { arrayShape } from "../../../src/types/shape.js";
@@ -271,7 +271,10 @@ test("the plan (no GPU needed): Cholesky and triangular solve are kernels, their
   %1:2 = stablehlo.custom_call @lapack_dpotrf_ffi(%d) {mhlo.backend_config = {uplo = 76 : ui8}} : (tensor<3x3xf64>) -> (tensor<3x3xf64>, tensor<i32>)
   return %0#0, %0#1, %1#0, %1#1 : tensor<3x3xf32>, tensor<i32>, tensor<3x3xf64>, tensor<i32>
 }`), {});
-  assert.deepEqual(calls.steps.flatMap((s) => (s.kind === "host" ? [s.why.slice(0, s.why.indexOf(":"))] : [])), ["custom call lapack_spotrf_ffi", "custom call lapack_dpotrf_ffi"]);
+  const callHosts = calls.steps.flatMap((s) => (s.kind === "host" ? [s.why] : []));
+  assert.equal(callHosts.length, 2);
+  assert.match(callHosts[0]!, /^custom call lapack_spotrf_ffi \(f32\[3,3\]\) -> \(f32\[3,3\], s32\[\]\): .*uplo.* \(the host step reports it\)$/);
+  assert.equal(callHosts[1], "custom call lapack_dpotrf_ffi (f64[3,3]) -> (f64[3,3], s32[]): WGSL has no f64 (f64 and c128 LAPACK calls run on the host)");
 });
 
 test("LAPACK's ?potrf and ?trsm custom calls (jaxlib's lapack_spotrf_ffi, lapack_strsm_ffi) run on the Cholesky and triangular-solve kernels, with LAPACK's results", { skip }, async () => {
@@ -306,5 +309,79 @@ test("LAPACK's ?potrf and ?trsm custom calls (jaxlib's lapack_spotrf_ffi, lapack
     const i = Math.floor(e / n) % n, j = e % n;
     if (j > i || (e >= 2 * n * n && j >= 3)) assert.equal(got[0]![e], input[e], `lower: element ${e} kept`);
     if (i > j || (e >= 2 * n * n && i >= 3)) assert.equal(got[2]![e], input[e], `upper: element ${e} kept`);
+  }
+});
+
+test("c64 ?potrf (jaxlib's lapack_cpotrf_ffi, cuSOLVER's potrf on c64) runs on the GPU: info as the interpreter's, |A - L̂L̂ᴴ| within complexCholeskyBackwardBound, the triangle not factored and a failed matrix's columns kept bit for bit", { skip }, async () => {
+  const n = 6;
+  type C = { re: number; im: number };
+  const T = `tensor<3x${n}x${n}xcomplex<f32>>`;
+  const program = parseStableHlo(`func.func @main(%a: ${T}) -> (${T}, tensor<3xi32>, ${T}, tensor<3xi32>) {
+  %0:2 = stablehlo.custom_call @lapack_cpotrf_ffi(%a) {mhlo.backend_config = {uplo = 76 : ui8}} : (${T}) -> (${T}, tensor<3xi32>)
+  %1:2 = stablehlo.custom_call @cusolver_potrf_ffi(%a) {mhlo.backend_config = {lower = false}} : (${T}) -> (${T}, tensor<3xi32>)
+  return %0#0, %0#1, %1#0, %1#1 : ${T}, tensor<3xi32>, ${T}, tensor<3xi32>
+}`).entry;
+  // Hermitian: G Gᴴ + n I twice, then one whose fourth leading minor is not positive definite.
+  const r = randoms(71);
+  const matrices: C[][] = [0, 1].map(() => {
+    const g = Array.from({ length: n * n }, () => ({ re: r(), im: r() }));
+    return Array.from({ length: n * n }, (_, e) => {
+      const i = Math.floor(e / n), j = e % n;
+      let re = i === j ? n : 0, im = 0;
+      for (let k = 0; k < n; k++) {
+        const p = g[i * n + k]!, q = g[j * n + k]!;
+        re += p.re * q.re + p.im * q.im;
+        im += p.im * q.re - p.re * q.im;
+      }
+      return { re: Math.fround(re), im: i === j ? 0 : Math.fround(im) };
+    });
+  });
+  // Hermitian in both triangles: the diagonal real, (j, i) the conjugate of (i, j).
+  const hermitian = (m: C[]): C[] => m.map((v, e) => {
+    const i = Math.floor(e / n), j = e % n;
+    return i > j ? { re: m[j * n + i]!.re, im: -m[j * n + i]!.im } : v;
+  });
+  const bad: C[] = Array.from({ length: n * n }, (_, e) => {
+    const i = Math.floor(e / n), j = e % n;
+    return i === j ? { re: i === 3 ? -2 : 4, im: 0 } : { re: 0.5, im: i < j ? 0.25 : -0.25 };
+  });
+  const input = [...hermitian(matrices[0]!), ...hermitian(matrices[1]!), ...bad];
+  const a = Literal.fromValues("c64", [3, n, n], input as never);
+  const { got, want, dump } = await runOnGpu<C | number>(program, [a]);
+  assert.match(dump, /\?potrf of 3 c64 matrix\(es\)/);
+  assert.deepEqual(got[1], [0, 0, 4]);
+  assert.deepEqual(got[3], [0, 0, 4]);
+  const bound = complexCholeskyBackwardBound(n);
+  for (const [k, lower] of [[0, true], [2, false]] as const) {
+    const out = got[k] as C[];
+    // L(i, j), j <= i: the stored entry (upper: Lᴴ's, conjugated back).
+    const l = (b: number, i: number, j: number): C => {
+      const v = out[b * n * n + (lower ? i * n + j : j * n + i)]!;
+      return lower ? v : { re: v.re, im: -v.im };
+    };
+    for (let b = 0; b < 3; b++) for (let e = 0; e < n * n; e++) {
+      const i = Math.floor(e / n), j = e % n;
+      const at = b * n * n + e;
+      // Outside the named triangle, and a failed matrix's columns from the failure on: the input, bit for bit.
+      const kept = lower ? j > i : i > j;
+      if (kept || (b === 2 && Math.min(i, j) >= 3)) {
+        assert.ok(Object.is(out[at]!.re, input[at]!.re) && Object.is(out[at]!.im, input[at]!.im), `${lower ? "lower" : "upper"} matrix ${b} element ${e} kept`);
+        continue;
+      }
+      // The factored entries: near the interpreter's, and the backward error of A = L Lᴴ within the bound.
+      const w = (want[k] as C[])[at]!;
+      assert.ok(Math.hypot(out[at]!.re - w.re, out[at]!.im - w.im) <= 1e-5 * (1 + Math.hypot(w.re, w.im)), `${lower ? "lower" : "upper"} matrix ${b} element ${e}: ${JSON.stringify(out[at])}, the interpreter's ${JSON.stringify(w)}`);
+      if (b === 2) continue;
+      const [p, q] = lower ? [i, j] : [j, i];
+      let re = 0, im = 0, scale = 0;
+      for (let c = 0; c <= q; c++) {
+        const x = l(b, p, c), y = l(b, q, c);
+        re += x.re * y.re + x.im * y.im;
+        im += x.im * y.re - x.re * y.im;
+        scale += Math.hypot(x.re, x.im) * Math.hypot(y.re, y.im);
+      }
+      const target = input[b * n * n + p * n + q]!;
+      assert.ok(Math.hypot(target.re - re, target.im - im) <= bound * scale, `matrix ${b} (${p}, ${q}): |A - LLᴴ| ${Math.hypot(target.re - re, target.im - im)} within ${bound * scale}`);
+    }
   }
 });
