@@ -312,6 +312,20 @@ ${tilePacks ? `          /* The first block of rows packs the panel: its first t
 const streamTileBytes = (m: number): number => Math.max(4096, Math.floor(16384 / m / 4096) * 4096);
 
 /**
+ * The head of the streaming GEMV kernels' loop over units [begin, end), a unit a (batch,
+ * chunk of columns): each pass takes the call's consecutive units of one batch, bi, as
+ * one run of columns [lo, hi), so that a call sweeps them together.
+ */
+export function unitColumnsLoop(nChunks: number, chunk: number, n: number): string {
+  return `  for (int64_t u = begin; u < end; ) {
+    int64_t bi = u / ${nChunks};
+    int64_t last = (bi + 1) * ${nChunks} < end ? (bi + 1) * ${nChunks} : end;
+    int64_t lo = (u - bi * ${nChunks}) * ${chunk};
+    int64_t hi = (last - bi * ${nChunks}) * ${chunk} < ${n} ? (last - bi * ${nChunks}) * ${chunk} : ${n};
+    u = last;`;
+}
+
+/**
  * The streaming kernel for a few rows of A (schedule kind "streamB"): units are (batch,
  * chunk of columns). A call takes its consecutive units of one batch as one range of
  * columns, swept in tiles of streamTileBytes of C (so that B is read in long runs, which
@@ -339,12 +353,7 @@ function gemvRoutine(schedule: GemmSchedule, prefix: string, finish?: string): G
 static void ${prefix}_gemm(uint8_t *a8, uint8_t *b8, uint8_t *c8, uint8_t *scratch, int64_t begin, int64_t end${finish === undefined ? "" : ", uint8_t *mem, const uint32_t *args"}) {
   (void)scratch;
   ${t} raw[${m * rowStride + 4096 / es}] __attribute__((aligned(64)));
-  for (int64_t u = begin; u < end; ) {
-    int64_t bi = u / ${nChunks};
-    int64_t last = (bi + 1) * ${nChunks} < end ? (bi + 1) * ${nChunks} : end;
-    int64_t lo = (u - bi * ${nChunks}) * ${chunk};
-    int64_t hi = (last - bi * ${nChunks}) * ${chunk} < ${n} ? (last - bi * ${nChunks}) * ${chunk} : ${n};
-    u = last;
+${unitColumnsLoop(nChunks, chunk, n)}
     const ${t} *a = (const ${t} *)a8 + bi * ${m * k};
     const ${t} *b = (const ${t} *)b8 + bi * ${k * n};
     ${t} *c = (${t} *)c8 + bi * ${m * n};
@@ -407,12 +416,7 @@ typedef ${t} ${p}_v __attribute__((vector_size(${family.target.vectorBytes})));
 static inline ${p}_v ${p}_load(const ${t} *x) { ${p}_v v; __builtin_memcpy(&v, x, sizeof v); return v; }
 static void ${p}_gemm(uint8_t *a8, uint8_t *b8, uint8_t *c8, uint8_t *scratch, int64_t begin, int64_t end${finish === undefined ? "" : ", uint8_t *mem, const uint32_t *args"}) {
   (void)scratch;
-  for (int64_t u = begin; u < end; ) {
-    int64_t bi = u / ${nChunks};
-    int64_t last = (bi + 1) * ${nChunks} < end ? (bi + 1) * ${nChunks} : end;
-    int64_t lo = (u - bi * ${nChunks}) * ${chunk};
-    int64_t hi = (last - bi * ${nChunks}) * ${chunk} < ${n} ? (last - bi * ${nChunks}) * ${chunk} : ${n};
-    u = last;
+${unitColumnsLoop(nChunks, chunk, n)}
     const ${t} *a = (const ${t} *)a8 + bi * ${m * k};
     const ${t} *panel = (const ${t} *)b8 + bi * ${k * roundUp(n, panelColumns)} + lo * ${k};
     ${t} *c = (${t} *)c8 + bi * ${m * n};

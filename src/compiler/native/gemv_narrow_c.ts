@@ -21,6 +21,7 @@ import { gemmKernelName } from "../kernel/gemm_plan.js";
 import { narrowWeightBytes, planWeightOnlyDot, streamTileColumns, weightOnlyProblem, type WeightOnlyDot, type WeightOnlySchedule } from "../kernel/weight_only_dot.js";
 import { SYM as P, symbolize } from "./c_source.js";
 import { gemmFamily } from "./gemm_c_family.js";
+import { unitColumnsLoop } from "./gemm_c.js";
 import type { NativeCpu, NativeKernel } from "./kernel.js";
 
 const range = (count: number): number[] => Array.from({ length: count }, (_, i) => i);
@@ -221,12 +222,7 @@ static ${attr}void ${P}_run(const float *x, const ${W} *w, const float *sc, floa
   /* Rows of the tile 128 bytes past a multiple of 4 KiB apart, so that they do not alias each other modulo 4 KiB (gemm_c.ts's gemvRoutine says why that matters). */
   float raw[${m}][${tile + 32}] __attribute__((aligned(64)));
 ${range(m).map((i) => `  float *restrict acc${i} = raw[${i}];`).join("\n")}
-  for (int64_t u = begin; u < end; ) {
-    int64_t bi = u / ${nChunks};
-    int64_t last = (bi + 1) * ${nChunks} < end ? (bi + 1) * ${nChunks} : end;
-    int64_t lo = (u - bi * ${nChunks}) * ${chunk};
-    int64_t hi = (last - bi * ${nChunks}) * ${chunk} < ${n} ? (last - bi * ${nChunks}) * ${chunk} : ${n};
-    u = last;
+${unitColumnsLoop(nChunks, chunk, n)}
     const float *a = x + bi * ${m * k};
     const ${W} *b = w + bi * ${k * n};
     float *c = out + bi * ${m * n};
