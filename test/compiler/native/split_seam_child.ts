@@ -21,7 +21,8 @@ export interface SeamRun { scenario: string; path: "run" | "group"; balanced: bo
 
 const t = nativeToolchain();
 if (typeof t === "string") throw new Error(t);
-const scenarios = JSON.parse(process.argv[2]!) as Record<string, SeamScript>;
+// No scenarios when run without an argument (`node --test dist/test/` runs every file under test/ too).
+const scenarios = JSON.parse(process.argv[2] ?? "{}") as Record<string, SeamScript>;
 const units = 1024;
 
 const counter = (balanced: boolean): NativeKernel => {
