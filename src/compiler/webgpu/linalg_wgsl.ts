@@ -58,7 +58,7 @@ import type { GpuLimits } from "./gemm_tiles_wgsl.js";
 import { elementKernel, product, tooLarge, u } from "./op_kernels_wgsl.js";
 import { WORKGROUP_SIZE, type WgslKernel } from "./wgsl_kernel.js";
 import { MAX_WORKGROUPS_PER_DIMENSION } from "./codegen.js";
-import { GET, IS_ZERO, MAGNITUDE, gamma, grid, header, householderReflector, matrixWorkgroupSize, parameterWord, perMatrixKernel, reflectorFunctions, resultsAre, type LapackKernel, type ParameterizedKernel } from "./matrix_kernel_wgsl.js";
+import { REAL, fieldOf, gamma, grid, header, householderReflector, matrixWorkgroupSize, parameterWord, perMatrixKernel, reflectorFunctions, reflectorTau, resultsAre, type Field, type LapackKernel, type ParameterizedKernel } from "./matrix_kernel_wgsl.js";
 import { syevd } from "./eigh_wgsl.js";
 import { gehrd, sytrd } from "./householder_wgsl.js";
 import { gees, geev, gpuGeev } from "./nonsymmetric_wgsl.js";
@@ -92,6 +92,16 @@ export const complexCholeskyBackwardBound = (n: number): number => Math.SQRT2 * 
  * |b - M x̂| ≤ bound·|M||x̂| and |x̂ - x| ≤ bound·|M⁻¹||M||x̂|.
  */
 export const triangularSolveBackwardBound = (n: number): number => gamma(n + 4);
+
+/**
+ * The stated backward error of the GPU's complex (c64) ?trsm of order n, as the real
+ * kernel's with moduli of complex entries: (M + ΔM) x̂ = b with
+ * |ΔM| ≤ complexTriangularSolveBackwardBound(n)·|M|. Each part of an entry's sum is a
+ * real inner product of 2n terms (as the complex ?potrf's), and Smith's division by the
+ * diagonal (three WGSL divisions of 2.5 ulp, a product and a sum before each) is within
+ * 12 roundings of its parts' magnitudes: γ_{2n+12}, and the modulus within √2 of that.
+ */
+export const complexTriangularSolveBackwardBound = (n: number): number => Math.SQRT2 * gamma(2 * n + 12);
 
 /** The pivot d > 0 (not NaN, not -0), on its bits: positive floats and +∞ are the i32s in (0, 0x7f800000]. */
 const POSITIVE_PIVOT = "fn xk_positive(d: f32) -> bool { let b = bitcast<i32>(d); return b > 0i && b <= 0x7f800000i; }";
@@ -227,8 +237,8 @@ export function choleskyKernelWgsl(inst: Instruction<"cholesky">, limits: GpuLim
   return { kernel: choleskyKernel(a, "xla", limits, maxPerDimension), parameters: [inst.attrs.lower ? 1 : 0, a.dimensions.at(-1)!] };
 }
 
-/** The flag bits of a triangular solve's parameter word. */
-const LEFT_SIDE = 1, LOWER = 2, TRANSPOSE_A = 4, UNIT_DIAGONAL = 8;
+/** The flag bits of a triangular solve's parameter word (CONJUGATE_A: complex ?trsm's trans_x = C). */
+const LEFT_SIDE = 1, LOWER = 2, TRANSPOSE_A = 4, UNIT_DIAGONAL = 8, CONJUGATE_A = 16;
 
 /**
  * The triangular-solve kernel of a batch of systems (f32, B of `b`), over
@@ -238,9 +248,12 @@ const LEFT_SIDE = 1, LOWER = 2, TRANSPOSE_A = 4, UNIT_DIAGONAL = 8;
  * sides): systems of any shape that dispatch alike share a pipeline.
  */
 function triangularSolveKernel(b: ArrayShape, maxPerDimension: number): WgslKernel {
+  const F = fieldOf(b);
   const rank = b.dimensions.length;
   const rows = b.dimensions[rank - 2]!, cols = b.dimensions[rank - 1]!;
   const invocations = product(b.dimensions.slice(0, -2)) * Math.max(rows, cols);
+  // M's entry at element index `at` of A.
+  const entry = (at: string): string => (F === REAL ? F.load(F.at("am", at)) : `select(${F.load(F.at("am", at))}, ${F.conj(F.load(F.at("am", at)))}, conjugate)`);
   const body = [
     "  let g = i;",
     "  let flags = args[4];",
@@ -259,29 +272,31 @@ function triangularSolveKernel(b: ArrayShape, maxPerDimension: number): WgslKern
     "  let c = g % rhs;",
     "  let along = select(1u, cols, left);",
     "  let first = mat * rows * cols + c * select(cols, 1u, left);",
-    "  let bv = (args[1] >> 2u) + first;",
-    "  let xv = (args[2] >> 2u) + first;",
-    "  let am = (args[0] >> 2u) + mat * n * n;",
+    `  let bv = (args[1] >> 2u) + ${F.scaled("first")};`,
+    `  let xv = (args[2] >> 2u) + ${F.scaled("first")};`,
+    `  let am = (args[0] >> 2u) + ${F.scaled("mat * n * n")};`,
+    // Complex: M's entries conjugated (op(A) = Aᴴ; on the right M = op(A)ᵀ = conj(A)).
+    ...(F === REAL ? [] : [`  let conjugate = (flags & ${u(CONJUGATE_A)}) != 0u;`]),
     // M(i, k) = A[i][k], or A[k][i] when t.
     "  let rowStride = select(n, 1u, t);",
     "  let colStride = select(1u, n, t);",
     "  for (var s = 0u; s < n; s = s + 1u) {",
     "    let e = select(n - 1u - s, s, mLower);",
-    "    var v = bitcast<f32>(mem[bv + e * along]);",
+    `    var v = ${F.load(F.at("bv", "e * along"))};`,
     // The solved entries: k < e going down a lower M, k > e going up an upper one.
     "    let k0 = select(e + 1u, 0u, mLower);",
     "    let k1 = select(n, e, mLower);",
     "    for (var k = k0; k < k1; k = k + 1u) {",
-    "      v = v - bitcast<f32>(mem[am + e * rowStride + k * colStride]) * bitcast<f32>(mem[xv + k * along]);",
+    `      v = v - ${F.mul(entry("e * rowStride + k * colStride"), F.load(F.at("xv", "k * along")))};`,
     "    }",
-    "    if (!unit) { v = v / bitcast<f32>(mem[am + e * (rowStride + colStride)]); }",
-    "    mem[xv + e * along] = bitcast<u32>(v);",
+    `    if (!unit) { v = ${F.div("v", entry("e * (rowStride + colStride)"))}; }`,
+    `    ${F.store(F.at("xv", "e * along"), "v")}`,
     "  }",
   ];
   const dispatched = Math.ceil(invocations / WORKGROUP_SIZE) * WORKGROUP_SIZE;
   return {
-    ...elementKernel(arrayShape("u32", [dispatched]), 2, "", body, maxPerDimension),
-    what: "triangular solve of f32 systems, an invocation a right-hand side, substitution, the flags and shapes parameters",
+    ...elementKernel(arrayShape("u32", [dispatched]), 2, F.functions.join("\n"), body, maxPerDimension),
+    what: `triangular solve of ${F.type} systems, an invocation a right-hand side, substitution, the flags and shapes parameters`,
   };
 }
 
@@ -326,6 +341,16 @@ export function triangularSolveKernelWgsl(inst: Instruction<"triangularSolve">, 
 export const luBackwardBound = (k: number): number => gamma(k + 4);
 
 /**
+ * The stated backward error of the GPU's complex (c64) LU of an m×n matrix (k = min(m,
+ * n)): |PA - L̂Û| ≤ complexLuBackwardBound(k)·|L̂||Û| elementwise, moduli of complex
+ * entries, P from the pivots. Each part of an entry of L̂Û is a real inner product of 2k
+ * terms (re: Σ l.x·u.x - l.y·u.y), so γ_{2k} for the updates as in the real bound, and
+ * a multiplier's Smith division 12 roundings more (as complexTriangularSolveBackwardBound's):
+ * γ_{2k+12}, the modulus within √2 of the parts' bound.
+ */
+export const complexLuBackwardBound = (k: number): number => Math.SQRT2 * gamma(2 * k + 12);
+
+/**
  * The stated backward error of the GPU's Householder QR of an m×n f32 matrix A and of
  * the Q formed from its reflectors: every column a_j of A satisfies
  * ‖a_j - Q̂ r̂_j‖₂ ≤ qrBackwardBound(m, n)·‖a_j‖₂, and |Q̂ᵀQ̂ - I| ≤ qrBackwardBound(m, n)
@@ -334,6 +359,15 @@ export const luBackwardBound = (k: number): number => gamma(k + 4);
  * and forming Q, which is as many reflections again).
  */
 export const qrBackwardBound = (m: number, n: number): number => gamma(8 * m * n);
+
+/**
+ * The stated backward error of the GPU's complex (c64) QR (?geqrf), its Q (?ungqr) and Q
+ * applied (?unmqr), in the real bound's norms (‖a_j - Q̂r̂_j‖₂ ≤ bound·‖a_j‖₂,
+ * |Q̂ᴴQ̂ - I| ≤ bound elementwise in modulus): a complex product or sum is a real inner
+ * product of twice the terms in each part (γ̃_{2mn} for γ̃_{mn}), the modulus within √2
+ * of its parts: √2·γ_{16mn}.
+ */
+export const complexQrBackwardBound = (m: number, n: number): number => Math.SQRT2 * gamma(16 * m * n);
 
 /**
  * The pivot search of column j as LAPACK's isamax, over the whole workgroup (of `size`):
@@ -349,12 +383,12 @@ export const qrBackwardBound = (m: number, n: number): number => gamma(8 * m * n
  * between the barriers for the next column (every invocation has read it by then).
  * Leaves `pivot` (the row) and `zero`.
  */
-const pivotSearch = (size: string): string[] => [
+const pivotSearch = (size: string, F: Field): string[] => [
   "    let parity = j & 1u;",
   "    var key = 0u;",
   "    var row = 0xffffffffu;",
   `    for (var i = j + lid.x; i < m; i = i + ${size}) {`,
-  "      let x = xk_magnitude(mem[lu + i * n + j]);",
+  `      let x = ${F.key(F.at("lu", "i * n + j"))};`,
   "      if ((x <= 0x7f800000u || i == j) && (row == 0xffffffffu || x > key)) { key = x; row = i; }",
   "    }",
   "    if (row != 0xffffffffu) { atomicMax(&xk_key[parity], key); }",
@@ -382,6 +416,7 @@ const pivotSearch = (size: string): string[] => [
  * row, as a GPU's memory coalesces them), as the interpreter's sweep computes them.
  */
 function getrfKernel(a: ArrayShape, limits: GpuLimits, maxPerDimension: number): WgslKernel {
+  const F = fieldOf(a);
   const dims = a.dimensions;
   const size = matrixWorkgroupSize(Math.max(dims.at(-2)!, dims.at(-1)!), limits);
   const s = u(size);
@@ -389,34 +424,35 @@ function getrfKernel(a: ArrayShape, limits: GpuLimits, maxPerDimension: number):
     `  let m = ${parameterWord(4, 0)};`,
     `  let n = ${parameterWord(4, 1)};`,
     "  let k = min(m, n);",
-    "  let a = (args[0] >> 2u) + b * m * n;",
-    "  let lu = (args[1] >> 2u) + b * m * n;",
+    `  let a = (args[0] >> 2u) + ${F.scaled("b * m * n")};`,
+    `  let lu = (args[1] >> 2u) + ${F.scaled("b * m * n")};`,
     "  let ipiv = (args[2] >> 2u) + b * k;",
-    `  for (var e = lid.x; e < m * n; e = e + ${s}) { mem[lu + e] = mem[a + e]; }`,
+    `  for (var e = lid.x; e < ${F.scaled("m * n")}; e = e + ${s}) { mem[lu + e] = mem[a + e]; }`,
     "  storageBarrier();",
     "  var info = 0u;",
     "  for (var j = 0u; j < k; j = j + 1u) {",
-    ...pivotSearch(s),
+    ...pivotSearch(s, F),
     "    if (zero) {",
     "      if (info == 0u) { info = j + 1u; }",
     "      continue;",
     "    }",
     "    if (pivot != j) {",
-    `      for (var c = lid.x; c < n; c = c + ${s}) {`,
-    "        let x = mem[lu + pivot * n + c];",
-    "        mem[lu + pivot * n + c] = mem[lu + j * n + c];",
-    "        mem[lu + j * n + c] = x;",
+    // On words: the rows swap bit for bit.
+    `      for (var c = lid.x; c < ${F.scaled("n")}; c = c + ${s}) {`,
+    `        let x = mem[lu + ${F.scaled("pivot * n")} + c];`,
+    `        mem[lu + ${F.scaled("pivot * n")} + c] = mem[lu + ${F.scaled("j * n")} + c];`,
+    `        mem[lu + ${F.scaled("j * n")} + c] = x;`,
     "      }",
     "    }",
     "    storageBarrier();",
-    "    let d = bitcast<f32>(mem[lu + j * n + j]);",
-    `    for (var i = j + 1u + lid.x; i < m; i = i + ${s}) { mem[lu + i * n + j] = bitcast<u32>(bitcast<f32>(mem[lu + i * n + j]) / d); }`,
+    `    let d = ${F.load(F.at("lu", "j * n + j"))};`,
+    `    for (var i = j + 1u + lid.x; i < m; i = i + ${s}) { ${F.store(F.at("lu", "i * n + j"), F.div(F.load(F.at("lu", "i * n + j")), "d"))} }`,
     // The multipliers, which every entry of their rows reads, are in device memory.
     "    storageBarrier();",
     // An invocation a column of the trailing submatrix: a_jc in a register, the multipliers read by every invocation alike.
     `    for (var c = j + 1u + lid.x; c < n; c = c + ${s}) {`,
-    "      let top = bitcast<f32>(mem[lu + j * n + c]);",
-    "      for (var i = j + 1u; i < m; i = i + 1u) { mem[lu + i * n + c] = bitcast<u32>(bitcast<f32>(mem[lu + i * n + c]) - bitcast<f32>(mem[lu + i * n + j]) * top); }",
+    `      let top = ${F.load(F.at("lu", "j * n + c"))};`,
+    `      for (var i = j + 1u; i < m; i = i + 1u) { ${F.store(F.at("lu", "i * n + c"), `${F.load(F.at("lu", "i * n + c"))} - ${F.mul(F.load(F.at("lu", "i * n + j")), "top")}`)} }`,
     "    }",
     // The next column's rows, which the pivot search reads, are in device memory.
     "    storageBarrier();",
@@ -424,8 +460,8 @@ function getrfKernel(a: ArrayShape, limits: GpuLimits, maxPerDimension: number):
     "  if (lid.x == 0u) { mem[(args[3] >> 2u) + b] = info; }",
   ];
   const batch = product(dims.slice(0, -2));
-  return perMatrixKernel(4, size, batch, [MAGNITUDE, "var<workgroup> xk_key: array<atomic<u32>, 2>;", "var<workgroup> xk_row: array<atomic<u32>, 2>;"], body,
-    `?getrf of ${batch} f32 matrix(es), partial pivoting, the sizes parameters`, maxPerDimension);
+  return perMatrixKernel(4, size, batch, [...F.functions, "var<workgroup> xk_key: array<atomic<u32>, 2>;", "var<workgroup> xk_row: array<atomic<u32>, 2>;"], body,
+    `?getrf of ${batch} ${F.type} matrix(es), partial pivoting, the sizes parameters`, maxPerDimension);
 }
 
 /**
@@ -471,25 +507,28 @@ function pivotsToPermutationKernel(batch: number, maxPerDimension: number): Wgsl
  * words of a row) takes w = vᵀa_c and a_c -= tau·w·v, skipped when tau = 0.
  */
 function geqrfKernel(a: ArrayShape, limits: GpuLimits, maxPerDimension: number): WgslKernel {
+  const F = fieldOf(a);
   const dims = a.dimensions;
   const size = matrixWorkgroupSize(Math.max(dims.at(-2)!, dims.at(-1)!), limits);
   const s = u(size);
+  const tau = reflectorTau(F);
   const body = [
     `  let m = ${parameterWord(3, 0)};`,
     `  let n = ${parameterWord(3, 1)};`,
-    "  let r = (args[1] >> 2u) + b * m * n;",
-    "  let tau = (args[2] >> 2u) + b * min(m, n);",
-    `  for (var e = lid.x; e < m * n; e = e + ${s}) { mem[r + e] = mem[(args[0] >> 2u) + b * m * n + e]; }`,
+    `  let r = (args[1] >> 2u) + ${F.scaled("b * m * n")};`,
+    `  let tau = (args[2] >> 2u) + ${F.scaled("b * min(m, n)")};`,
+    `  for (var e = lid.x; e < ${F.scaled("m * n")}; e = e + ${s}) { mem[r + e] = mem[(args[0] >> 2u) + ${F.scaled("b * m * n")} + e]; }`,
     "  storageBarrier();",
     "  for (var i = 0u; i < min(m, n); i = i + 1u) {",
-    ...householderReflector(size, "r + i * n + i", (q) => `r + ${q} * n + i`, "i + 1u", "m", "tau + i"),
-    "    if (!xk_zero(h.x)) {",
+    ...householderReflector(size, F.at("r", "i * n + i"), (q) => F.at("r", `${q} * n + i`), "i + 1u", "m", F.at("tau", "i"), F),
+    `    if (!${F.isZero(tau)}) {`,
+    // H(i)ᴴ (on reals H(i)) on each column c: w = vᴴa_c, a_c -= v·(conj(tau)·w).
     `      for (var c = i + 1u + lid.x; c < n; c = c + ${s}) {`,
-    "        var w = xk_get(r + i * n + c);",
-    "        for (var q = i + 1u; q < m; q = q + 1u) { w = w + xk_get(r + q * n + i) * xk_get(r + q * n + c); }",
-    "        let sw = h.x * w;",
-    "        mem[r + i * n + c] = bitcast<u32>(xk_get(r + i * n + c) - sw);",
-    "        for (var q = i + 1u; q < m; q = q + 1u) { mem[r + q * n + c] = bitcast<u32>(xk_get(r + q * n + c) - xk_get(r + q * n + i) * sw); }",
+    `        var w = ${F.load(F.at("r", "i * n + c"))};`,
+    `        for (var q = i + 1u; q < m; q = q + 1u) { w = w + ${F.conjMul(F.load(F.at("r", "q * n + i")), F.load(F.at("r", "q * n + c")))}; }`,
+    `        let sw = ${F.mul(F.conj(tau), "w")};`,
+    `        ${F.store(F.at("r", "i * n + c"), `${F.load(F.at("r", "i * n + c"))} - sw`)}`,
+    `        for (var q = i + 1u; q < m; q = q + 1u) { ${F.store(F.at("r", "q * n + c"), `${F.load(F.at("r", "q * n + c"))} - ${F.mul(F.load(F.at("r", "q * n + i")), "sw")}`)} }`,
     "      }",
     "    }",
     // The next column, which the next reflector reads, is in device memory.
@@ -497,8 +536,8 @@ function geqrfKernel(a: ArrayShape, limits: GpuLimits, maxPerDimension: number):
     "  }",
   ];
   const batch = product(dims.slice(0, -2));
-  return perMatrixKernel(3, size, batch, reflectorFunctions(size), body,
-    `?geqrf of ${batch} f32 matrix(es), Householder, the sizes parameters`, maxPerDimension);
+  return perMatrixKernel(3, size, batch, reflectorFunctions(size, F), body,
+    `?geqrf of ${batch} ${F.type} matrix(es), Householder, the sizes parameters`, maxPerDimension);
 }
 
 /**
@@ -509,31 +548,33 @@ function geqrfKernel(a: ArrayShape, limits: GpuLimits, maxPerDimension: number):
  * A column is its invocation's alone and a and tau are read only: no barrier.
  */
 function orgqrKernel(a: ArrayShape, limits: GpuLimits, maxPerDimension: number): WgslKernel {
+  const F = fieldOf(a);
   const dims = a.dimensions;
   const size = matrixWorkgroupSize(dims.at(-1)!, limits);
   const body = [
     `  let m = ${parameterWord(3, 0)};`,
     `  let n = ${parameterWord(3, 1)};`,
     `  let k = ${parameterWord(3, 2)};`,
-    "  let a = (args[0] >> 2u) + b * m * n;",
-    "  let tau = (args[1] >> 2u) + b * k;",
-    "  let q = (args[2] >> 2u) + b * m * n;",
+    `  let a = (args[0] >> 2u) + ${F.scaled("b * m * n")};`,
+    `  let tau = (args[1] >> 2u) + ${F.scaled("b * k")};`,
+    `  let q = (args[2] >> 2u) + ${F.scaled("b * m * n")};`,
     `  for (var c = lid.x; c < n; c = c + ${u(size)}) {`,
-    "    for (var row = 0u; row < m; row = row + 1u) { mem[q + row * n + c] = bitcast<u32>(select(0.0, 1.0, row == c)); }",
+    `    for (var row = 0u; row < m; row = row + 1u) { ${F.store(F.at("q", "row * n + c"), F.real("select(0.0, 1.0, row == c)"))} }`,
     "    for (var s = 0u; s < k; s = s + 1u) {",
     "      let i = k - 1u - s;",
-    "      let t = xk_get(tau + i);",
-    "      if (xk_zero(t)) { continue; }",
-    "      var w = xk_get(q + i * n + c);",
-    "      for (var row = i + 1u; row < m; row = row + 1u) { w = w + xk_get(a + row * n + i) * xk_get(q + row * n + c); }",
-    "      let tw = t * w;",
-    "      mem[q + i * n + c] = bitcast<u32>(xk_get(q + i * n + c) - tw);",
-    "      for (var row = i + 1u; row < m; row = row + 1u) { mem[q + row * n + c] = bitcast<u32>(xk_get(q + row * n + c) - xk_get(a + row * n + i) * tw); }",
+    `      let t = ${F.load(F.at("tau", "i"))};`,
+    `      if (${F.isZero("t")}) { continue; }`,
+    // H(i) on the column: w = vᴴq_c, q_c -= v·(tau·w).
+    `      var w = ${F.load(F.at("q", "i * n + c"))};`,
+    `      for (var row = i + 1u; row < m; row = row + 1u) { w = w + ${F.conjMul(F.load(F.at("a", "row * n + i")), F.load(F.at("q", "row * n + c")))}; }`,
+    `      let tw = ${F.mul("t", "w")};`,
+    `      ${F.store(F.at("q", "i * n + c"), `${F.load(F.at("q", "i * n + c"))} - tw`)}`,
+    `      for (var row = i + 1u; row < m; row = row + 1u) { ${F.store(F.at("q", "row * n + c"), `${F.load(F.at("q", "row * n + c"))} - ${F.mul(F.load(F.at("a", "row * n + i")), "tw")}`)} }`,
     "    }",
     "  }",
   ];
   const batch = product(dims.slice(0, -2));
-  return perMatrixKernel(3, size, batch, [GET, IS_ZERO], body, `?orgqr of ${batch} f32 matrix(es), an invocation a column of Q, the sizes parameters`, maxPerDimension);
+  return perMatrixKernel(3, size, batch, F.functions, body, `?${F === REAL ? "orgqr" : "ungqr"} of ${batch} ${F.type} matrix(es), an invocation a column of Q, the sizes parameters`, maxPerDimension);
 }
 
 /** The flag bits of an ?ormqr's parameter word. */
@@ -549,6 +590,13 @@ const ORMQR_LEFT = 1, ORMQR_TRANSPOSE = 2;
  * the interpreter's ormqr. A line is its invocation's alone: no barrier.
  */
 function ormqrKernel(c: ArrayShape, limits: GpuLimits, maxPerDimension: number): WgslKernel {
+  const F = fieldOf(c);
+  const complex = F !== REAL;
+  // Complex: a line of C is a column (left) or a row (right); each reflection is w = u·line,
+  // line -= conj(u)·(τ'·w) with u = vᴴ on the left and v on the right (C·H = C - (C v)·tau·vᴴ),
+  // τ' = conj(tau) for Qᴴ: the interpreter's reflectLeft and reflectRight term for term. On reals u = v, τ' = tau.
+  const uOf = (v: string): string => (complex ? `select(${v}, ${F.conj(v)}, left)` : v);
+  const uConjOf = (v: string): string => (complex ? `select(${F.conj(v)}, ${v}, left)` : v);
   const dims = c.dimensions;
   const size = matrixWorkgroupSize(Math.max(dims.at(-2)!, dims.at(-1)!), limits);
   const body = [
@@ -559,30 +607,31 @@ function ormqrKernel(c: ArrayShape, limits: GpuLimits, maxPerDimension: number):
     `  let cols = ${parameterWord(4, 4)};`,
     `  let left = (${parameterWord(4, 5)} & ${u(ORMQR_LEFT)}) != 0u;`,
     `  let lastFirst = left != ((${parameterWord(4, 5)} & ${u(ORMQR_TRANSPOSE)}) != 0u);`,
-    "  let a = (args[0] >> 2u) + b * m * n;",
-    "  let tau = (args[1] >> 2u) + b * k;",
+    ...(complex ? [`  let adjoint = (${parameterWord(4, 5)} & ${u(ORMQR_TRANSPOSE)}) != 0u;`] : []),
+    `  let a = (args[0] >> 2u) + ${F.scaled("b * m * n")};`,
+    `  let tau = (args[1] >> 2u) + ${F.scaled("b * k")};`,
     // A line's entries are `along` apart; line l starts at l·between.
     "  let lines = select(rows, cols, left);",
     "  let along = select(1u, cols, left);",
     "  let between = select(cols, 1u, left);",
     `  for (var l = lid.x; l < lines; l = l + ${u(size)}) {`,
-    "    let src = (args[2] >> 2u) + b * rows * cols + l * between;",
-    "    let x = (args[3] >> 2u) + b * rows * cols + l * between;",
-    "    for (var e = 0u; e < m; e = e + 1u) { mem[x + e * along] = mem[src + e * along]; }",
+    `    let src = (args[2] >> 2u) + ${F.scaled("b * rows * cols + l * between")};`,
+    `    let x = (args[3] >> 2u) + ${F.scaled("b * rows * cols + l * between")};`,
+    `    for (var e = 0u; e < m; e = e + 1u) { ${F.copy(F.at("x", "e * along"), F.at("src", "e * along"))} }`,
     "    for (var s = 0u; s < k; s = s + 1u) {",
     "      let i = select(s, k - 1u - s, lastFirst);",
-    "      let t = xk_get(tau + i);",
-    "      if (xk_zero(t)) { continue; }",
-    "      var w = xk_get(x + i * along);",
-    "      for (var r = i + 1u; r < m; r = r + 1u) { w = w + xk_get(a + r * n + i) * xk_get(x + r * along); }",
-    "      let tw = t * w;",
-    "      mem[x + i * along] = bitcast<u32>(xk_get(x + i * along) - tw);",
-    "      for (var r = i + 1u; r < m; r = r + 1u) { mem[x + r * along] = bitcast<u32>(xk_get(x + r * along) - xk_get(a + r * n + i) * tw); }",
+    `      let t = ${complex ? `select(${F.load(F.at("tau", "i"))}, ${F.conj(F.load(F.at("tau", "i")))}, adjoint)` : F.load(F.at("tau", "i"))};`,
+    `      if (${F.isZero("t")}) { continue; }`,
+    `      var w = ${F.load(F.at("x", "i * along"))};`,
+    `      for (var r = i + 1u; r < m; r = r + 1u) { w = w + ${F.mul(uOf(F.load(F.at("a", "r * n + i"))), F.load(F.at("x", "r * along")))}; }`,
+    `      let tw = ${F.mul("t", "w")};`,
+    `      ${F.store(F.at("x", "i * along"), `${F.load(F.at("x", "i * along"))} - tw`)}`,
+    `      for (var r = i + 1u; r < m; r = r + 1u) { ${F.store(F.at("x", "r * along"), `${F.load(F.at("x", "r * along"))} - ${F.mul(uConjOf(F.load(F.at("a", "r * n + i"))), "tw")}`)} }`,
     "    }",
     "  }",
   ];
   const batch = product(dims.slice(0, -2));
-  return perMatrixKernel(4, size, batch, [GET, IS_ZERO], body, `?ormqr of ${batch} f32 matrix(es), an invocation a line of C, the flags and sizes parameters`, maxPerDimension);
+  return perMatrixKernel(4, size, batch, F.functions, body, `?${complex ? "unmqr" : "ormqr"} of ${batch} ${F.type} matrix(es), an invocation a line of C, the flags and sizes parameters`, maxPerDimension);
 }
 
 /** ?potrf (f32, and c64 where the entry takes it): the Cholesky sweep with LAPACK's results (buffers a, result, info). */
@@ -602,7 +651,7 @@ const trsm: LapackKernel = (call, [a, b, ...more], results, _limits, maxPerDimen
   const bd = b?.dimensions ?? [];
   const sameBatch = bd.length === dims.length && dims.slice(0, -2).every((d, k) => d === bd[k]);
   if (b === undefined || more.length !== 0 || !sameBatch || dims.at(-2) !== n || (left ? bd.at(-2) : bd.at(-1)) !== n || !resultsAre(results, [b])) return undefined;
-  const flags = (left ? LEFT_SIDE : 0) | (lower ? LOWER : 0) | (trans !== "N" ? TRANSPOSE_A : 0) | (unitDiagonal ? UNIT_DIAGONAL : 0);
+  const flags = (left ? LEFT_SIDE : 0) | (lower ? LOWER : 0) | (trans !== "N" ? TRANSPOSE_A : 0) | (unitDiagonal ? UNIT_DIAGONAL : 0) | (trans === "C" ? CONJUGATE_A : 0);
   return { kernel: triangularSolveKernel(b, maxPerDimension), parameters: triangularSolveParameters(a!, b, flags) };
 };
 
@@ -616,7 +665,7 @@ const getrf: LapackKernel = (_call, [a, ...more], results, limits, maxPerDimensi
 /** ?geqrf (and XLA's Qr): Householder QR (buffers a, r, tau). */
 const geqrf: LapackKernel = (_call, [a, ...more], results, limits, maxPerDimension) => {
   const dims = a!.dimensions, [m, n] = dims.slice(-2) as [number, number], batch = dims.slice(0, -2);
-  if (more.length !== 0 || !resultsAre(results, [a!, arrayShape("f32", [...batch, Math.min(m, n)])])) return undefined;
+  if (more.length !== 0 || !resultsAre(results, [a!, arrayShape(a!.elementType, [...batch, Math.min(m, n)])])) return undefined;
   return { kernel: geqrfKernel(a!, limits, maxPerDimension), parameters: [m, n] };
 };
 
@@ -624,7 +673,7 @@ const geqrf: LapackKernel = (_call, [a, ...more], results, limits, maxPerDimensi
 const orgqr: LapackKernel = (_call, [a, tau, ...more], results, limits, maxPerDimension) => {
   const dims = a!.dimensions, [m, n] = dims.slice(-2) as [number, number], batch = dims.slice(0, -2);
   const k = tau?.dimensions.at(-1) ?? -1;
-  if (tau === undefined || more.length !== 0 || shapeToString(tau) !== shapeToString(arrayShape("f32", [...batch, k])) || !(m >= n && n >= k) || !resultsAre(results, [a!])) return undefined;
+  if (tau === undefined || more.length !== 0 || shapeToString(tau) !== shapeToString(arrayShape(a!.elementType, [...batch, k])) || !(m >= n && n >= k) || !resultsAre(results, [a!])) return undefined;
   return { kernel: orgqrKernel(a!, limits, maxPerDimension), parameters: [m, n, k] };
 };
 
@@ -633,9 +682,9 @@ const ormqr: LapackKernel = (call, [a, tau, c, ...more], results, limits, maxPer
   const left = call.bool("left"), transpose = call.bool("transpose");
   const dims = a!.dimensions, [m, n] = dims.slice(-2) as [number, number], batch = dims.slice(0, -2);
   const k = tau?.dimensions.at(-1) ?? -1;
-  if (tau === undefined || c === undefined || more.length !== 0 || shapeToString(tau) !== shapeToString(arrayShape("f32", [...batch, k]))) return undefined;
+  if (tau === undefined || c === undefined || more.length !== 0 || shapeToString(tau) !== shapeToString(arrayShape(a!.elementType, [...batch, k]))) return undefined;
   const [rows, cols] = c.dimensions.slice(-2) as [number, number];
-  if (shapeToString(c) !== shapeToString(arrayShape("f32", [...batch, rows, cols])) || m !== (left ? rows : cols) || k > Math.min(m, n) || !resultsAre(results, [c])) return undefined;
+  if (shapeToString(c) !== shapeToString(arrayShape(a!.elementType, [...batch, rows, cols])) || m !== (left ? rows : cols) || k > Math.min(m, n) || !resultsAre(results, [c])) return undefined;
   return { kernel: ormqrKernel(c, limits, maxPerDimension), parameters: [m, n, k, rows, cols, (left ? ORMQR_LEFT : 0) | (transpose ? ORMQR_TRANSPOSE : 0)] };
 };
 
@@ -658,13 +707,14 @@ interface LapackEntry { readonly platform: FfiPlatform; readonly operands: reado
  * pivots' (s32).
  */
 const LAPACK_KERNELS: ReadonlyMap<string, LapackEntry> = new Map<string, LapackEntry>([
-  // The complex Cholesky shares the GPU targets (their names carry no type) and has jaxlib's lapack_cpotrf_ffi.
-  ...([["potrf", potrf, ["f32", "c64"]], ["getrf", getrf], ["geqrf", geqrf], ["orgqr", orgqr], ["ormqr", ormqr], ["syevd", syevd], ["sytrd", sytrd]] as const).flatMap(([routine, kernel, gpuTypes = ["f32"]]) => [
+  // A routine with a complex kernel takes c64 on the GPU targets (their names carry no type) and has jaxlib's lapack_c…_ffi (?ungqr, ?unmqr: the complex names).
+  ...([["potrf", potrf, "potrf"], ["getrf", getrf, "getrf"], ["geqrf", geqrf, "geqrf"], ["orgqr", orgqr, "ungqr"], ["ormqr", ormqr, "unmqr"], ["syevd", syevd], ["sytrd", sytrd]] as const).flatMap(([routine, kernel, complexRoutine]: readonly [string, LapackKernel, string?]) => [
     [`lapack_s${routine}_ffi`, { platform: "cpu", operands: ["f32"], rank: 2, kernel }] as const,
-    ...["cu", "hip"].map((prefix) => [`${prefix}solver_${routine}_ffi`, { platform: "gpu", operands: gpuTypes, rank: 2, kernel }] as const),
+    ...(complexRoutine === undefined ? [] : [[`lapack_c${complexRoutine}_ffi`, { platform: "cpu", operands: ["c64"], rank: 2, kernel }] as const]),
+    ...["cu", "hip"].map((prefix) => [`${prefix}solver_${routine}_ffi`, { platform: "gpu", operands: complexRoutine === undefined ? ["f32"] as const : ["f32", "c64"] as const, rank: 2, kernel }] as const),
   ]),
-  ["lapack_cpotrf_ffi", { platform: "cpu", operands: ["c64"], rank: 2, kernel: potrf }],
   ["lapack_strsm_ffi", { platform: "cpu", operands: ["f32"], rank: 2, kernel: trsm }],
+  ["lapack_ctrsm_ffi", { platform: "cpu", operands: ["c64"], rank: 2, kernel: trsm }],
   ["lapack_sgehrd_ffi", { platform: "cpu", operands: ["f32"], rank: 2, kernel: gehrd }],
   ["lapack_sgtsv_ffi", { platform: "cpu", operands: ["f32"], rank: 1, kernel: gtsv }],
   ["lapack_sgees_ffi", { platform: "cpu", operands: ["f32"], rank: 2, kernel: gees }],
@@ -673,8 +723,8 @@ const LAPACK_KERNELS: ReadonlyMap<string, LapackEntry> = new Map<string, LapackE
   ...["cu", "hip"].map((prefix) => [`${prefix}hybrid_eig_real`, { platform: "gpu", operands: ["f32"], rank: 2, kernel: geev }] as const),
   ...["cu", "hip"].map((prefix) => [`${prefix}sparse_gtsv2_ffi`, { platform: "gpu", operands: ["f32"], rank: 1, kernel: gtsv }] as const),
   ...F32_SVD_TARGETS.map(([target, form]) => [target, { platform: target.startsWith("lapack_") ? "cpu" : "gpu", operands: ["f32"], rank: 2, kernel: svdOfForm(form) }] as const),
-  ["Qr", { platform: "gpu", operands: ["f32"], rank: 2, kernel: geqrf }],
-  ["ProductOfElementaryHouseholderReflectors", { platform: "gpu", operands: ["f32"], rank: 2, kernel: orgqr }],
+  ["Qr", { platform: "gpu", operands: ["f32", "c64"], rank: 2, kernel: geqrf }],
+  ["ProductOfElementaryHouseholderReflectors", { platform: "gpu", operands: ["f32", "c64"], rank: 2, kernel: orgqr }],
   ...["cu", "hip"].map((prefix) => [`${prefix}_lu_pivots_to_permutation`, { platform: "gpu", operands: ["s32"], rank: 1, kernel: pivotsToPermutation }] as const),
 ]);
 

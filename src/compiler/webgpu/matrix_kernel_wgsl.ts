@@ -77,6 +77,103 @@ export const GET = "fn xk_get(e: u32) -> f32 { return bitcast<f32>(mem[e]); }";
 /** An f32 word that is ±0. */
 export const IS_ZERO = "fn xk_zero(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) == 0u; }";
 
+/**
+ * The scalars a LAPACK kernel computes over, as WGSL: f32 (a word an element), or c64
+ * ((re, im) word pairs, computed on as vec2<f32>). A routine's generator is written
+ * once over a Field and gives the f32 kernel's source as it was and the complex one's
+ * beside it; each complex operation is the interpreter's (interpreter/lapack/matrix.ts)
+ * term for term: products (a.x·b.x - a.y·b.y, a.x·b.y + a.y·b.x), Smith's division as
+ * its cdiv, pivots compared by |re| + |im| as LAPACK's icamax and its cabs1.
+ */
+export interface Field {
+  readonly type: "f32" | "c64";
+  /** The WGSL type of a scalar. */
+  readonly scalar: string;
+  /** Words an element. */
+  readonly words: 1 | 2;
+  /** The word address of element `index` (an element count) from word `base`. */
+  at(base: string, index: string): string;
+  /** An element count as words. */
+  scaled(count: string): string;
+  /** The scalar at word address p; the statement that stores v there. */
+  load(p: string): string;
+  store(p: string, v: string): string;
+  /** a·b, conj(a)·b, conj(a), a / b, a = 0 (both parts ±0, on bits), and a scalar from a real r. */
+  mul(a: string, b: string): string;
+  conjMul(a: string, b: string): string;
+  conj(a: string): string;
+  div(a: string, b: string): string;
+  isZero(a: string): string;
+  real(r: string): string;
+  /** The pivot search's key of the element at word address p: magnitude bits (f32), |re| + |im|'s bits (c64); a NaN above every number. */
+  key(p: string): string;
+  /** The statement that copies the element at word address src to dst, on words (bit for bit). */
+  copy(dst: string, src: string): string;
+  /** The WGSL functions the expressions above call. */
+  readonly functions: readonly string[];
+}
+
+/** f32: the expressions the real kernels have always been written in. */
+export const REAL: Field = {
+  type: "f32", scalar: "f32", words: 1,
+  at: (base, index) => `${base} + ${index}`,
+  scaled: (count) => count,
+  load: (p) => `xk_get(${p})`,
+  store: (p, v) => `mem[${p}] = bitcast<u32>(${v});`,
+  mul: (a, b) => `${a} * ${b}`,
+  conjMul: (a, b) => `${a} * ${b}`,
+  conj: (a) => a,
+  div: (a, b) => `${a} / ${b}`,
+  isZero: (a) => `xk_zero(${a})`,
+  real: (r) => r,
+  key: (p) => `xk_magnitude(mem[${p}])`,
+  copy: (dst, src) => `mem[${dst}] = mem[${src}];`,
+  functions: [GET, IS_ZERO, MAGNITUDE],
+};
+
+/** c64 as (re, im) word pairs. */
+export const COMPLEX: Field = {
+  type: "c64", scalar: "vec2<f32>", words: 2,
+  at: (base, index) => `${base} + 2u * (${index})`,
+  scaled: (count) => `2u * (${count})`,
+  load: (p) => `xk_cget(${p})`,
+  store: (p, v) => `xk_cset(${p}, ${v});`,
+  mul: (a, b) => `xk_cmul(${a}, ${b})`,
+  conjMul: (a, b) => `xk_cjmul(${a}, ${b})`,
+  conj: (a) => `xk_conj(${a})`,
+  div: (a, b) => `xk_cdiv(${a}, ${b})`,
+  isZero: (a) => `xk_czero(${a})`,
+  real: (r) => `vec2<f32>(${r}, 0.0)`,
+  key: (p) => `xk_cabs1(${p})`,
+  copy: (dst, src) => `mem[${dst}] = mem[${src}]; mem[${dst} + 1u] = mem[${src} + 1u];`,
+  functions: [
+    GET, IS_ZERO, MAGNITUDE,
+    "fn xk_cget(p: u32) -> vec2<f32> { return vec2<f32>(bitcast<f32>(mem[p]), bitcast<f32>(mem[p + 1u])); }",
+    "fn xk_cset(p: u32, v: vec2<f32>) { mem[p] = bitcast<u32>(v.x); mem[p + 1u] = bitcast<u32>(v.y); }",
+    "fn xk_cmul(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> { return vec2<f32>(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x); }",
+    "fn xk_cjmul(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> { return vec2<f32>(a.x * b.x + a.y * b.y, a.x * b.y - a.y * b.x); }",
+    // The sign flip on bits: exact, where a product by -1 might flush a subnormal.
+    "fn xk_conj(a: vec2<f32>) -> vec2<f32> { return vec2<f32>(a.x, bitcast<f32>(bitcast<u32>(a.y) ^ 0x80000000u)); }",
+    "fn xk_czero(a: vec2<f32>) -> bool { return ((bitcast<u32>(a.x) | bitcast<u32>(a.y)) & 0x7fffffffu) == 0u; }",
+    // Smith's division, as the interpreter's cdiv: the ratio of the divisor's parts keeps the products in range.
+    "fn xk_cdiv(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {",
+    "  if ((bitcast<u32>(b.y) & 0x7fffffffu) == 0u) { return vec2<f32>(a.x / b.x, a.y / b.x); }",
+    "  if (abs(b.x) >= abs(b.y)) { let r = b.y / b.x; let d = b.x + b.y * r; return vec2<f32>((a.x + a.y * r) / d, (a.y - a.x * r) / d); }",
+    "  let r = b.x / b.y; let d = b.y + b.x * r; return vec2<f32>((a.x * r + a.y) / d, (a.y * r - a.x) / d);",
+    "}",
+    // |re| + |im| on the parts' magnitude bits: a NaN part gives a NaN's bits; two subnormal parts a GPU flushes in the sum are still not 0.
+    "fn xk_cabs1(p: u32) -> u32 {",
+    "  let r = mem[p] & 0x7fffffffu; let i = mem[p + 1u] & 0x7fffffffu;",
+    "  if (r > 0x7f800000u || i > 0x7f800000u) { return 0x7fc00000u; }",
+    "  let s = bitcast<u32>(bitcast<f32>(r) + bitcast<f32>(i));",
+    "  return select(s, 1u, s == 0u && (r | i) != 0u);",
+    "}",
+  ],
+};
+
+/** The field of an element type a LAPACK kernel takes. */
+export const fieldOf = (a: ArrayShape): Field => (a.elementType === "c64" ? COMPLEX : REAL);
+
 /** Partial sums a workgroupSum invocation adds, a level. */
 const SUM_RADIX = 16;
 
@@ -103,57 +200,91 @@ export function workgroupSum(value: string, size: number): string[] {
   return lines;
 }
 
-/** The WGSL a kernel that calls householderReflector declares (with a workgroup of `size`). */
-export const reflectorFunctions = (size: number): string[] => [
-  GET, IS_ZERO, MAGNITUDE, "var<workgroup> xk_reflector: vec2<f32>;", "var<workgroup> xk_key: atomic<u32>;", `var<workgroup> xk_sums: array<f32, ${size}>;`,
+/** The WGSL a kernel that calls householderReflector declares (with a workgroup of `size`, over `field`). */
+export const reflectorFunctions = (size: number, field: Field = REAL): string[] => [
+  ...field.functions, `var<workgroup> xk_reflector: ${field === REAL ? "vec2<f32>" : "vec4<f32>"};`, "var<workgroup> xk_key: atomic<u32>;", `var<workgroup> xk_sums: array<f32, ${size}>;`,
 ];
+
+/** The reflector's tau in the `h` householderReflector leaves, over `field`. */
+export const reflectorTau = (field: Field): string => (field === REAL ? "h.x" : "h.xy");
 
 /**
  * The lines (inside a loop body) that make an elementary reflector over the workgroup of
- * `size` as LAPACK's slarfg (the interpreter's householder): α the word at `alpha`, x the
- * words x(q) for q in [first, end) (WGSL expressions). ‖x‖ is scaled by its largest
- * magnitude (no overflow or underflow of the squares): that magnitude by an atomicMax of
- * the bits (a NaN is above every number and wins), the sum of squares by each
- * invocation's q in order, then a tree (workgroupSum); invocation 0 forms the rest.
- * x = 0 gives tau = 0 and leaves α and x; else β = -sign(α)·‖(α, x)‖ (α ≥ 0, -0
- * included, gives -), tau = (β - α)/β, α's word becomes β and x scales by 1/(α - β)
- * (v(1:), its leading 1 implicit). tau is stored at `tau`. Leaves `h` = (tau, 1/(α - β)),
- * a uniform value, and ends with a storageBarrier (v is read by every invocation next).
+ * `size` as LAPACK's slarfg or clarfg (the interpreter's householder): α the element at
+ * word address `alpha`, x the elements at x(q) for q in [first, end) (WGSL expressions
+ * of word addresses). ‖x‖ is scaled by its largest magnitude (no overflow or underflow
+ * of the squares; a complex x's largest part): that magnitude by an atomicMax of the bits
+ * (a NaN is above every number and wins), the sum of squares by each invocation's q in
+ * order, then a tree (workgroupSum); invocation 0 forms the rest. Real: x = 0 gives
+ * tau = 0 and leaves α and x; else β = -sign(α)·‖(α, x)‖ (α ≥ 0, -0 included, gives -),
+ * tau = (β - α)/β, α's word becomes β and x scales by 1/(α - β) (v(1:), its leading 1
+ * implicit). Complex (clarfg: β real): x = 0 with Im α = 0 gives tau = 0; else
+ * β = -sign(Re α)·‖(α, x)‖, tau = ((β - Re α)/β, -Im α/β), α becomes (β, 0) and x
+ * scales by 1/(α - β) (Smith's division). tau is stored at `tau`. Leaves `h` = (tau,
+ * 1/(α - β)), a uniform value (tau: reflectorTau), and ends with a storageBarrier (v is
+ * read by every invocation next).
  */
-export function householderReflector(size: number, alpha: string, x: (q: string) => string, first: string, end: string, tau: string): string[] {
+export function householderReflector(size: number, alpha: string, x: (q: string) => string, first: string, end: string, tau: string, field: Field = REAL): string[] {
   const s = u(size);
+  const complex = field !== REAL;
+  const form = complex
+    ? [
+      `      let alpha = xk_cget(${alpha});`,
+      "      let xnorm = big * sqrt(xk_sums[0]);",
+      "      var t = vec2<f32>(0.0, 0.0);",
+      "      var scale = vec2<f32>(0.0, 0.0);",
+      "      if (!xk_zero(xnorm) || !xk_zero(alpha.y)) {",
+      "        let top = max(max(abs(alpha.x), abs(alpha.y)), xnorm);",
+      "        let norm = top * sqrt((alpha.x / top) * (alpha.x / top) + (alpha.y / top) * (alpha.y / top) + (xnorm / top) * (xnorm / top));",
+      "        let beta = select(norm, -norm, alpha.x >= 0.0);",
+      "        t = vec2<f32>((beta - alpha.x) / beta, -alpha.y / beta);",
+      "        scale = xk_cdiv(vec2<f32>(1.0, 0.0), vec2<f32>(alpha.x - beta, alpha.y));",
+      `        xk_cset(${alpha}, vec2<f32>(beta, 0.0));`,
+      "      }",
+      `      xk_cset(${tau}, t);`,
+      "      xk_reflector = vec4<f32>(t, scale);",
+    ]
+    : [
+      `      let alpha = xk_get(${alpha});`,
+      "      let xnorm = big * sqrt(xk_sums[0]);",
+      "      var t = 0.0;",
+      "      var scale = 0.0;",
+      "      if (!xk_zero(xnorm)) {",
+      "        let top = max(abs(alpha), xnorm);",
+      "        let norm = top * sqrt((alpha / top) * (alpha / top) + (xnorm / top) * (xnorm / top));",
+      "        let beta = select(norm, -norm, alpha >= 0.0);",
+      "        t = (beta - alpha) / beta;",
+      "        scale = 1.0 / (alpha - beta);",
+      `        mem[${alpha}] = bitcast<u32>(beta);`,
+      "      }",
+      `      mem[${tau}] = bitcast<u32>(t);`,
+      "      xk_reflector = vec2<f32>(t, scale);",
+    ];
   return [
     "    var most = 0u;",
-    `    for (var q = ${first} + lid.x; q < ${end}; q = q + ${s}) { most = max(most, xk_magnitude(mem[${x("q")}])); }`,
+    complex
+      ? `    for (var q = ${first} + lid.x; q < ${end}; q = q + ${s}) { most = max(most, max(xk_magnitude(mem[${x("q")}]), xk_magnitude(mem[${x("q")} + 1u]))); }`
+      : `    for (var q = ${first} + lid.x; q < ${end}; q = q + ${s}) { most = max(most, xk_magnitude(mem[${x("q")}])); }`,
     "    atomicMax(&xk_key, most);",
     "    workgroupBarrier();",
     "    let big = bitcast<f32>(atomicLoad(&xk_key));",
     "    var part = 0.0;",
     "    if (!xk_zero(big)) {",
-    `      for (var q = ${first} + lid.x; q < ${end}; q = q + ${s}) { let y = xk_get(${x("q")}) / big; part = part + y * y; }`,
+    complex
+      ? `      for (var q = ${first} + lid.x; q < ${end}; q = q + ${s}) { let y = xk_cget(${x("q")}) / big; part = part + y.x * y.x + y.y * y.y; }`
+      : `      for (var q = ${first} + lid.x; q < ${end}; q = q + ${s}) { let y = xk_get(${x("q")}) / big; part = part + y * y; }`,
     "    }",
     ...workgroupSum("part", size),
     "    if (lid.x == 0u) {",
     // Every invocation read the largest before the sum's barriers.
     "      atomicStore(&xk_key, 0u);",
-    `      let alpha = xk_get(${alpha});`,
-    "      let xnorm = big * sqrt(xk_sums[0]);",
-    "      var t = 0.0;",
-    "      var scale = 0.0;",
-    "      if (!xk_zero(xnorm)) {",
-    "        let top = max(abs(alpha), xnorm);",
-    "        let norm = top * sqrt((alpha / top) * (alpha / top) + (xnorm / top) * (xnorm / top));",
-    "        let beta = select(norm, -norm, alpha >= 0.0);",
-    "        t = (beta - alpha) / beta;",
-    "        scale = 1.0 / (alpha - beta);",
-    `        mem[${alpha}] = bitcast<u32>(beta);`,
-    "      }",
-    `      mem[${tau}] = bitcast<u32>(t);`,
-    "      xk_reflector = vec2<f32>(t, scale);",
+    ...form,
     "    }",
     "    let h = workgroupUniformLoad(&xk_reflector);",
-    "    if (!xk_zero(h.x)) {",
-    `      for (var q = ${first} + lid.x; q < ${end}; q = q + ${s}) { mem[${x("q")}] = bitcast<u32>(xk_get(${x("q")}) * h.y); }`,
+    `    if (!${field.isZero(reflectorTau(field))}) {`,
+    complex
+      ? `      for (var q = ${first} + lid.x; q < ${end}; q = q + ${s}) { xk_cset(${x("q")}, xk_cmul(xk_cget(${x("q")}), h.zw)); }`
+      : `      for (var q = ${first} + lid.x; q < ${end}; q = q + ${s}) { mem[${x("q")}] = bitcast<u32>(xk_get(${x("q")}) * h.y); }`,
     "    }",
     // v's entries, which every invocation reads next, are in device memory.
     "    storageBarrier();",
