@@ -4,8 +4,9 @@
 // program alternate, round after round; wall and process CPU time (process.cpuUsage) a
 // run. Calls: ?gtsv of 256 systems of order 64, ?gehrd and ?sytrd of 16 matrices of
 // 64x64, ?gesdd (reduced) of 16 of 64x64, ?gees (Schur vectors) and ?geev (right
-// vectors) of 16 of 32x32 and of 16 of 64x64. Run: node dist/bench/webgpu_linalg_probe.js
-// [rounds] [only]
+// vectors) of 16 of 32x32 and of 16 of 64x64; the complex (c64) ?getrf, ?geqrf then
+// ?ungqr, and ?trsm (64 right-hand sides) of 16 of 64x64. Run: node
+// dist/bench/webgpu_linalg_probe.js [rounds] [only]
 
 import { loadavg } from "node:os";
 import { compile } from "../src/compiler/index.js";
@@ -44,8 +45,10 @@ const geev = (n: number): { text: string; operands: number[][] } => {
   };
 };
 
-/** name -> (program text, operand shapes). */
-const CALLS: Record<string, { text: string; operands: number[][] }> = {
+const c64 = t([16, 64, 64], "complex<f32>");
+
+/** name -> (program text, operand shapes, their element type: f32 unless c64). */
+const CALLS: Record<string, { text: string; operands: number[][]; complex?: true }> = {
   gtsv: {
     text: `func.func @main(%dl: ${t([256, 64])}, %d: ${t([256, 64])}, %du: ${t([256, 64])}, %b: ${t([256, 64, 1])}) -> ${t([256, 64, 1])} {
   %0:5 = stablehlo.custom_call @lapack_sgtsv_ffi(%dl, %d, %du, %b) : (${t([256, 64])}, ${t([256, 64])}, ${t([256, 64])}, ${t([256, 64, 1])}) -> (${t([256, 64])}, ${t([256, 64])}, ${t([256, 64])}, ${t([256, 64, 1])}, ${t([256], "i32")})
@@ -78,6 +81,28 @@ const CALLS: Record<string, { text: string; operands: number[][] }> = {
   geev32: geev(32),
   gees64: gees(64),
   geev64: geev(64),
+  cgetrf: {
+    text: `func.func @main(%a: ${c64}) -> (${c64}, ${t([16, 64], "i32")}) {
+  %0:3 = stablehlo.custom_call @lapack_cgetrf_ffi(%a) : (${c64}) -> (${c64}, ${t([16, 64], "i32")}, ${t([16], "i32")})
+  return %0#0, %0#1 : ${c64}, ${t([16, 64], "i32")}
+}`,
+    operands: [[16, 64, 64]], complex: true,
+  },
+  cgeqrf_ungqr: {
+    text: `func.func @main(%a: ${c64}) -> ${c64} {
+  %0:2 = stablehlo.custom_call @lapack_cgeqrf_ffi(%a) : (${c64}) -> (${c64}, ${t([16, 64], "complex<f32>")})
+  %1 = stablehlo.custom_call @lapack_cungqr_ffi(%0#0, %0#1) : (${c64}, ${t([16, 64], "complex<f32>")}) -> ${c64}
+  return %1 : ${c64}
+}`,
+    operands: [[16, 64, 64]], complex: true,
+  },
+  ctrsm: {
+    text: `func.func @main(%a: ${c64}, %b: ${c64}) -> ${c64} {
+  %0 = stablehlo.custom_call @lapack_ctrsm_ffi(%a, %b) {mhlo.backend_config = {diag = 78 : ui8, side = 76 : ui8, trans_x = 67 : ui8, uplo = 76 : ui8}} : (${c64}, ${c64}) -> ${c64}
+  return %0 : ${c64}
+}`,
+    operands: [[16, 64, 64], [16, 64, 64]], complex: true,
+  },
 };
 
 let seed = 12345;
@@ -94,10 +119,12 @@ const cpuSince = (from: NodeJS.CpuUsage): number => {
 
 const median = (xs: readonly number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-for (const [name, { text, operands }] of Object.entries(CALLS)) {
+for (const [name, { text, operands, complex }] of Object.entries(CALLS)) {
   if (only !== undefined && name !== only) continue;
   const program = parseStableHlo(text).entry;
-  const args = operands.map((dims) => Literal.fromValues("f32", dims, Array.from({ length: dims.reduce((p, x) => p * x, 1) }, () => Math.fround(random()))));
+  // A complex operand's diagonal is raised by 8 (ctrsm's triangle well conditioned; the others do not mind).
+  const value = (e: number, n: number): number | { re: number; im: number } => (complex ? { re: Math.fround(random() + (Math.floor(e / n) % n === e % n ? 8 : 0)), im: Math.fround(random()) } : Math.fround(random()));
+  const args = operands.map((dims) => Literal.fromValues(complex ? "c64" : "f32", dims, Array.from({ length: dims.reduce((p, x) => p * x, 1) }, (_, e) => value(e, dims.at(-1)!)) as never));
   const compileStart = performance.now();
   const exe = await compile(program, { backend: "webgpu" });
   const compileMs = performance.now() - compileStart;

@@ -32,7 +32,7 @@ import { arrayShape, type ArrayShape } from "../../types/shape.js";
 import type { GpuLimits } from "./gemm_tiles_wgsl.js";
 import { product, u } from "./op_kernels_wgsl.js";
 import type { WgslKernel } from "./wgsl_kernel.js";
-import { GET, MAGNITUDE, gamma, matrixWorkgroupSize, oneSidedJacobiSweeps, parameterWord, perMatrixKernel, resultsAre, type LapackKernel } from "./matrix_kernel_wgsl.js";
+import { REAL, fieldOf, gamma, matrixWorkgroupSize, oneSidedJacobiSweeps, parameterWord, perMatrixKernel, resultsAre, type LapackKernel } from "./matrix_kernel_wgsl.js";
 
 /** Sweeps before the kernel reports info = 1 (LAPACK's sgesvj allows 30). */
 const MAX_SWEEPS = 30;
@@ -52,8 +52,26 @@ export const MAX_EIGH_ORDER = 256;
  */
 export const eighBound = (n: number): number => gamma(64 * n + 64);
 
-/** The Jacobi kernel of a batch of n×n f32 matrices (shape `a`): buffers (a, vectors, values, info), parameter words n and lower (1 or 0). */
+/**
+ * The same bounds for the GPU's complex (c64) ?heevd of an n×n Hermitian A, moduli of
+ * complex entries and V̂ᴴV̂ for V̂ᵀV̂: each part of a complex inner product is a real one
+ * of 2n terms and a rotation rounds each part a few times more (the turn of g_q by the
+ * phase of γ), so the real bound at 2n, and √2 for the modulus: √2·γ_{128n + 64}.
+ */
+export const complexEighBound = (n: number): number => Math.SQRT2 * eighBound(2 * n);
+
+/**
+ * The Jacobi kernel of a batch of n×n f32 or c64 matrices (shape `a`): buffers (a,
+ * vectors, values, info), parameter words n and lower (1 or 0). A c64 batch (?heevd) is
+ * the same kernel over the COMPLEX field: B's entry (i, j) outside the named triangle
+ * is the conjugate of (j, i) and its diagonal the real parts (the interpreter's
+ * hermitianEigen reads A so); σ from Σ_j (|re| + |im|), which is at least the moduli's
+ * sum (still a bound on every |λ|); the sweeps' complex rotations (oneSidedJacobiSweeps);
+ * the eigenvalues real (f32), the vectors c64.
+ */
 function eighKernel(a: ArrayShape, limits: GpuLimits, maxPerDimension: number): WgslKernel {
+  const F = fieldOf(a);
+  const complex = F !== REAL;
   const dims = a.dimensions;
   const n = dims.at(-1)!;
   const size = matrixWorkgroupSize(Math.ceil(n / 2), limits);
@@ -61,15 +79,15 @@ function eighKernel(a: ArrayShape, limits: GpuLimits, maxPerDimension: number): 
   const body = [
     `  let n = ${parameterWord(4, 0)};`,
     `  let lower = ${parameterWord(4, 1)} != 0u;`,
-    "  let a = (args[0] >> 2u) + b * n * n;",
-    "  let g = (args[1] >> 2u) + b * n * n;",
+    `  let a = (args[0] >> 2u) + ${F.scaled("b * n * n")};`,
+    `  let g = (args[1] >> 2u) + ${F.scaled("b * n * n")};`,
     "  let w = (args[2] >> 2u) + b * n;",
     "  let info = (args[3] >> 2u) + b;",
     // The largest magnitude of the whole matrix (finite?) and of the named triangle (the scale), on the bits.
     "  var whole = 0u;",
     "  var named = 0u;",
     `  for (var e = lid.x; e < n * n; e = e + ${s}) {`,
-    "    let x = xk_magnitude(mem[a + e]);",
+    complex ? "    let x = max(xk_magnitude(mem[a + 2u * e]), xk_magnitude(mem[a + 2u * e + 1u]));" : "    let x = xk_magnitude(mem[a + e]);",
     "    whole = max(whole, x);",
     "    if (select(e / n <= e % n, e / n >= e % n, lower)) { named = max(named, x); }",
     "  }",
@@ -79,7 +97,7 @@ function eighKernel(a: ArrayShape, limits: GpuLimits, maxPerDimension: number): 
     "  if (lid.x == 0u) { xk_word = select(atomicLoad(&xk_named), 0xffffffffu, atomicLoad(&xk_all) >= 0x7f800000u); }",
     "  let largest = workgroupUniformLoad(&xk_word);",
     "  if (largest == 0xffffffffu) {",
-    `    for (var e = lid.x; e < n * n; e = e + ${s}) { mem[g + e] = 0x7fc00000u; }`,
+    `    for (var e = lid.x; e < ${F.scaled("n * n")}; e = e + ${s}) { mem[g + e] = 0x7fc00000u; }`,
     `    for (var e = lid.x; e < n; e = e + ${s}) { mem[w + e] = 0x7fc00000u; }`,
     "    if (lid.x == 0u) { mem[info] = 1u; }",
     "    return;",
@@ -90,7 +108,9 @@ function eighKernel(a: ArrayShape, limits: GpuLimits, maxPerDimension: number): 
     "  var rows = 0u;",
     `  for (var i = lid.x; i < n; i = i + ${s}) {`,
     "    var sum = 0.0;",
-    "    for (var j = 0u; j < n; j = j + 1u) { sum = sum + abs(xk_symmetric(a, n, i, j, lower, ex)); }",
+    complex
+      ? "    for (var j = 0u; j < n; j = j + 1u) { let x = xk_symmetric(a, n, i, j, lower, ex); sum = sum + abs(x.x) + abs(x.y); }"
+      : "    for (var j = 0u; j < n; j = j + 1u) { sum = sum + abs(xk_symmetric(a, n, i, j, lower, ex)); }",
     "    rows = max(rows, bitcast<u32>(sum));",
     "  }",
     "  atomicMax(&xk_rows, rows);",
@@ -100,18 +120,18 @@ function eighKernel(a: ArrayShape, limits: GpuLimits, maxPerDimension: number): 
     `  for (var e = lid.x; e < n * n; e = e + ${s}) {`,
     "    let i = e / n;",
     "    let j = e % n;",
-    "    mem[g + e] = bitcast<u32>(xk_symmetric(a, n, i, j, lower, ex) + select(0.0, sigma, i == j));",
+    `    ${F.store(F.at("g", "e"), `xk_symmetric(a, n, i, j, lower, ex) + ${F.real("select(0.0, sigma, i == j)")}`)}`,
     "  }",
     "  storageBarrier();",
     // Sweeps of round-robin rounds, until one rotates nothing.
-    ...oneSidedJacobiSweeps(size, MAX_SWEEPS, "g", "n", "n"),
+    ...oneSidedJacobiSweeps(size, MAX_SWEEPS, "g", "n", "n", undefined, F),
     // λ_j = (‖g_j‖ - σ)·2^e and v_j = g_j / ‖g_j‖, an invocation a column.
     `  for (var j = lid.x; j < n; j = j + ${s}) {`,
     "    var sum = 0.0;",
-    "    for (var i = 0u; i < n; i = i + 1u) { let x = xk_get(g + i * n + j); sum = sum + x * x; }",
+    `    for (var i = 0u; i < n; i = i + 1u) { let x = ${F.load(F.at("g", "i * n + j"))}; sum = sum + ${complex ? "x.x * x.x + x.y * x.y" : "x * x"}; }`,
     "    let norm = sqrt(sum);",
     "    mem[w + j] = bitcast<u32>(ldexp(norm - sigma, ex));",
-    "    for (var i = 0u; i < n; i = i + 1u) { mem[g + i * n + j] = bitcast<u32>(xk_get(g + i * n + j) / norm); }",
+    `    for (var i = 0u; i < n; i = i + 1u) { ${F.store(F.at("g", "i * n + j"), `${F.load(F.at("g", "i * n + j"))} / norm`)} }`,
     "  }",
     "  storageBarrier();",
     // Selection sort: position t takes the first smallest of t.., its column swapped in (the rows over the workgroup).
@@ -127,9 +147,9 @@ function eighKernel(a: ArrayShape, limits: GpuLimits, maxPerDimension: number): 
     "    let p = workgroupUniformLoad(&xk_word);",
     "    if (p != t) {",
     `      for (var i = lid.x; i < n; i = i + ${s}) {`,
-    "        let x = mem[g + i * n + p];",
-    "        mem[g + i * n + p] = mem[g + i * n + t];",
-    "        mem[g + i * n + t] = x;",
+    `        let x = ${F.load(F.at("g", "i * n + p"))};`,
+    `        ${F.copy(F.at("g", "i * n + p"), F.at("g", "i * n + t"))}`,
+    `        ${F.store(F.at("g", "i * n + t"), "x")}`,
     "      }",
     "    }",
     "    storageBarrier();",
@@ -137,23 +157,29 @@ function eighKernel(a: ArrayShape, limits: GpuLimits, maxPerDimension: number): 
     "  if (lid.x == 0u) { mem[info] = select(1u, 0u, converged); }",
   ];
   const functions = [
-    GET, MAGNITUDE,
-    // B's off-diagonal entry (i, j) scaled, read from A's named triangle.
-    "fn xk_symmetric(a: u32, n: u32, i: u32, j: u32, lower: bool, ex: i32) -> f32 {",
+    ...F.functions,
+    // B's off-diagonal entry (i, j) scaled, read from A's named triangle (complex: conjugated outside it, the diagonal real).
+    `fn xk_symmetric(a: u32, n: u32, i: u32, j: u32, lower: bool, ex: i32) -> ${F.scalar} {`,
     "  let r = select(min(i, j), max(i, j), lower);",
     "  let c = select(max(i, j), min(i, j), lower);",
-    "  return ldexp(xk_get(a + r * n + c), -ex);",
+    ...(complex
+      ? [
+        "  let v = ldexp(xk_cget(a + 2u * (r * n + c)), vec2<i32>(-ex, -ex));",
+        "  if (i == j) { return vec2<f32>(v.x, 0.0); }",
+        "  return select(v, xk_conj(v), r != i);",
+      ]
+      : ["  return ldexp(xk_get(a + r * n + c), -ex);"]),
     "}",
     "var<workgroup> xk_word: u32;",
     ...["xk_all", "xk_named", "xk_rows", "xk_rotated"].map((name) => `var<workgroup> ${name}: atomic<u32>;`),
   ];
   const batch = product(dims.slice(0, -2));
   return perMatrixKernel(4, size, batch, functions, body,
-    `?syevd of ${batch} f32 matrix(es), one-sided Jacobi on A + σI, an invocation a pair of columns, the n and triangle parameters`, maxPerDimension);
+    `?${complex ? "heevd" : "syevd"} of ${batch} ${F.type} matrix(es), one-sided Jacobi on A + σI, an invocation a pair of columns, the n and triangle parameters`, maxPerDimension);
 }
 
 /**
- * ?syevd (lapack_ssyevd_ffi, cusolver_syevd_ffi, hipsolver_syevd_ffi): buffers (a,
+ * ?syevd and ?heevd (lapack_ssyevd_ffi, lapack_cheevd_ffi, cusolver_syevd_ffi, hipsolver_syevd_ffi): buffers (a,
  * vectors, values, info). The attributes are the registry's (uplo and mode on the CPU,
  * lower and algorithm on the GPU); orders past MAX_EIGH_ORDER run on the host.
  */

@@ -322,21 +322,25 @@ export const resultsAre = (results: readonly ArrayShape[], want: readonly ArrayS
  * t = sign(ζ)/(|ζ| + √(1 + ζ²)) formed without squaring a large ζ (columns of very
  * different norms), and the same rotation is applied to the columns of `also` (the SVD's
  * V) where given. Sets `converged` (declared here) when a sweep rotates nothing; at most
- * maxSweeps sweeps.
+ * maxSweeps sweeps. Over the COMPLEX field (eigh's Hermitian form) γ = g_pᴴg_q is
+ * complex: g_q is taken times conj(γ)/|γ| first, which makes the pair's inner product
+ * the real |γ|, then rotated as a real pair by the angle of (α, β, |γ|); the test and
+ * the tolerance count 2·rows terms a part.
  */
-export function oneSidedJacobiSweeps(size: number, maxSweeps: number, g: string, rows: string, cols: string, also?: { readonly base: string; readonly rows: string }): string[] {
+export function oneSidedJacobiSweeps(size: number, maxSweeps: number, g: string, rows: string, cols: string, also?: { readonly base: string; readonly rows: string }, F: Field = REAL): string[] {
   const s = u(size);
+  const complex = F !== REAL;
   const rotate = (base: string, height: string, x: string, y: string): string[] => [
     `            for (var i = 0u; i < ${height}; i = i + 1u) {`,
-    `              let ${x} = xk_get(${base} + i * ${cols} + p);`,
-    `              let ${y} = xk_get(${base} + i * ${cols} + q);`,
-    `              mem[${base} + i * ${cols} + p] = bitcast<u32>(c * ${x} - sn * ${y});`,
-    `              mem[${base} + i * ${cols} + q] = bitcast<u32>(sn * ${x} + c * ${y});`,
+    `              let ${x} = ${F.load(F.at(base, `i * ${cols} + p`))};`,
+    `              let ${y} = ${complex ? F.conjMul("phase", F.load(F.at(base, `i * ${cols} + q`))) : F.load(F.at(base, `i * ${cols} + q`))};`,
+    `              ${F.store(F.at(base, `i * ${cols} + p`), `c * ${x} - sn * ${y}`)}`,
+    `              ${F.store(F.at(base, `i * ${cols} + q`), `sn * ${x} + c * ${y}`)}`,
     "            }",
   ];
   return [
     `  let even = ${cols} + (${cols} & 1u);`,
-    `  let tol = f32(2u * ${rows} + 16u) * 5.9604645e-8;`,
+    `  let tol = f32(${complex ? "4u" : "2u"} * ${rows} + 16u) * 5.9604645e-8;`,
     "  var converged = false;",
     `  for (var sweep = 0u; sweep < ${u(maxSweeps)}; sweep = sweep + 1u) {`,
     "    for (var turn = 0u; turn + 1u < even; turn = turn + 1u) {",
@@ -348,17 +352,20 @@ export function oneSidedJacobiSweeps(size: number, maxSweeps: number, g: string,
     `        if (q < ${cols}) {`,
     "          var alpha = 0.0;",
     "          var beta = 0.0;",
-    "          var gamma = 0.0;",
+    `          var gamma = ${F.real("0.0")};`,
     `          for (var i = 0u; i < ${rows}; i = i + 1u) {`,
-    `            let gp = xk_get(${g} + i * ${cols} + p);`,
-    `            let gq = xk_get(${g} + i * ${cols} + q);`,
-    "            alpha = alpha + gp * gp;",
-    "            beta = beta + gq * gq;",
-    "            gamma = gamma + gp * gq;",
+    `            let gp = ${F.load(F.at(g, `i * ${cols} + p`))};`,
+    `            let gq = ${F.load(F.at(g, `i * ${cols} + q`))};`,
+    ...(complex
+      ? ["            alpha = alpha + gp.x * gp.x + gp.y * gp.y;", "            beta = beta + gq.x * gq.x + gq.y * gq.y;", "            gamma = gamma + xk_cjmul(gp, gq);"]
+      : ["            alpha = alpha + gp * gp;", "            beta = beta + gq * gq;", "            gamma = gamma + gp * gq;"]),
     "          }",
-    "          if (abs(gamma) > tol * sqrt(alpha) * sqrt(beta)) {",
+    // Complex: |γ|, and the phase γ/|γ| that g_q is turned by.
+    ...(complex ? ["          let size = sqrt(gamma.x * gamma.x + gamma.y * gamma.y);"] : []),
+    `          if (${complex ? "size" : "abs(gamma)"} > tol * sqrt(alpha) * sqrt(beta)) {`,
     "            atomicOr(&xk_rotated, 1u);",
-    "            let zeta = (beta - alpha) / (2.0 * gamma);",
+    ...(complex ? ["            let phase = gamma / size;"] : []),
+    `            let zeta = (beta - alpha) / (2.0 * ${complex ? "size" : "gamma"});`,
     "            let az = abs(zeta);",
     "            let t = select(-1.0, 1.0, zeta >= 0.0) / select(az + sqrt(1.0 + az * az), az * (1.0 + sqrt(1.0 + (1.0 / az) * (1.0 / az))), az > 1.0);",
     "            let c = 1.0 / sqrt(1.0 + t * t);",

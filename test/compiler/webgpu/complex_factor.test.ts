@@ -340,16 +340,16 @@ ${lines.join("\n")}
   console.log(`cunmqr (17x17, 5x3, every flag pair): worst line ${(100 * worstC).toFixed(3)}% of its bound`);
 });
 
-test("the plan (no GPU needed): c64 getrf, trsm, geqrf, ungqr and unmqr are kernels; c64 heevd and z/d routines stay on the host, saying why", () => {
+test("the plan (no GPU needed): c64 getrf, trsm, geqrf and ungqr are kernels; c64 hetrd and z/d routines stay on the host, saying why", () => {
   const T = tensor([3, 3]);
-  const plan = planGpuProgram(parseStableHlo(`func.func @main(%a: ${T}, %z: tensor<3x3xcomplex<f64>>) -> (${T}, tensor<3xi32>, tensor<i32>, ${T}, ${T}, tensor<3xcomplex<f32>>, ${T}, ${T}, tensor<3xf32>, tensor<i32>, tensor<3x3xcomplex<f64>>, tensor<3xi32>, tensor<i32>) {
+  const plan = planGpuProgram(parseStableHlo(`func.func @main(%a: ${T}, %z: tensor<3x3xcomplex<f64>>) -> (${T}, tensor<3xi32>, tensor<i32>, ${T}, ${T}, tensor<3xcomplex<f32>>, ${T}, ${T}, tensor<3xf32>, tensor<2xf32>, tensor<3x3xcomplex<f64>>, tensor<3xi32>, tensor<i32>) {
   %0:3 = stablehlo.custom_call @lapack_cgetrf_ffi(%a) : (${T}) -> (${T}, tensor<3xi32>, tensor<i32>)
   %1 = stablehlo.custom_call @lapack_ctrsm_ffi(%a, %a) {mhlo.backend_config = {diag = 78 : ui8, side = 82 : ui8, trans_x = 67 : ui8, uplo = 76 : ui8}} : (${T}, ${T}) -> ${T}
   %2:2 = stablehlo.custom_call @lapack_cgeqrf_ffi(%a) : (${T}) -> (${T}, tensor<3xcomplex<f32>>)
   %3 = stablehlo.custom_call @lapack_cungqr_ffi(%2#0, %2#1) : (${T}, tensor<3xcomplex<f32>>) -> ${T}
-  %4:3 = stablehlo.custom_call @lapack_cheevd_ffi(%a) {mhlo.backend_config = {mode = 86 : ui8, uplo = 76 : ui8}} : (${T}) -> (${T}, tensor<3xf32>, tensor<i32>)
+  %4:5 = stablehlo.custom_call @lapack_chetrd_ffi(%a) {mhlo.backend_config = {uplo = 76 : ui8}} : (${T}) -> (${T}, tensor<3xf32>, tensor<2xf32>, tensor<2xcomplex<f32>>, tensor<i32>)
   %5:3 = stablehlo.custom_call @lapack_zgetrf_ffi(%z) : (tensor<3x3xcomplex<f64>>) -> (tensor<3x3xcomplex<f64>>, tensor<3xi32>, tensor<i32>)
-  return %0#0, %0#1, %0#2, %1, %2#0, %2#1, %3, %4#0, %4#1, %4#2, %5#0, %5#1, %5#2 : ${T}, tensor<3xi32>, tensor<i32>, ${T}, ${T}, tensor<3xcomplex<f32>>, ${T}, ${T}, tensor<3xf32>, tensor<i32>, tensor<3x3xcomplex<f64>>, tensor<3xi32>, tensor<i32>
+  return %0#0, %0#1, %0#2, %1, %2#0, %2#1, %3, %4#0, %4#1, %4#2, %5#0, %5#1, %5#2 : ${T}, tensor<3xi32>, tensor<i32>, ${T}, ${T}, tensor<3xcomplex<f32>>, ${T}, ${T}, tensor<3xf32>, tensor<2xf32>, tensor<3x3xcomplex<f64>>, tensor<3xi32>, tensor<i32>
 }`), {});
   const dump = dumpGpuProgram(plan);
   for (const what of [/\?getrf of 1 c64 matrix\(es\)/, /triangular solve of c64 systems/, /\?geqrf of 1 c64 matrix\(es\)/, /\?ungqr of 1 c64 matrix\(es\)/]) assert.match(dump, what);
@@ -357,7 +357,7 @@ test("the plan (no GPU needed): c64 getrf, trsm, geqrf, ungqr and unmqr are kern
   // ?trsm's flags: right side, lower, transposed and conjugated (trans_x = C).
   assert.deepEqual(kernels.map((s) => s.parameters), [[3, 3], [2 | 4 | 16, 3, 3, 3, 1], [3, 3], [3, 3, 3]]);
   assert.deepEqual(plan.steps.flatMap((s) => (s.kind === "host" ? [s.why] : [])), [
-    "custom call lapack_cheevd_ffi (c64[3,3]) -> (c64[3,3], f32[3], s32[]): the GPU has no complex kernel of this routine",
+    "custom call lapack_chetrd_ffi (c64[3,3]) -> (c64[3,3], f32[3], f32[2], c64[2], s32[]): the GPU has no complex kernel of this routine",
     "custom call lapack_zgetrf_ffi (c128[3,3]) -> (c128[3,3], s32[3], s32[]): WGSL has no f64 (f64 and c128 LAPACK calls run on the host)",
   ]);
 });

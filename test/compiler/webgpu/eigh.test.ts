@@ -16,7 +16,7 @@ import { randoms, runOnGpu } from "./linalg_support.js";
 import { releaseGpu } from "../../../src/compiler/webgpu/adapter.js";
 import { planGpuProgram } from "../../../src/compiler/webgpu/program.js";
 import { dumpGpuProgram } from "../../../src/compiler/webgpu/executable.js";
-import { eighBound, MAX_EIGH_ORDER } from "../../../src/compiler/webgpu/eigh_wgsl.js";
+import { complexEighBound, eighBound, MAX_EIGH_ORDER } from "../../../src/compiler/webgpu/eigh_wgsl.js";
 import { parseStableHlo } from "../../../src/index.js";
 import { Literal } from "../../../src/types/literal.js";
 
@@ -106,6 +106,83 @@ ${calls.map((c) => c.text).join("\n")}
   assert.deepEqual(got[7]!.slice(0, 9).map((x) => Math.round(x * 1e4) / 1e4), [3, 3, 6, 0, 0, 0, -1, -1, -1]);
   assert.deepEqual(got[6]!.slice(9, 18), [1, 0, 0, 0, 1, 0, 0, 0, 1]);
   assert.deepEqual(got[8], [0, 0, 0, 1]);
+});
+
+test("c64 ?heevd (lapack_cheevd_ffi, cusolver_syevd_ffi and hipsolver_syevd_ffi on c64): eigenvalues ascending near the interpreter's, residual and unitarity within complexEighBound, the diagonal's imaginary parts and the unnamed triangle not read, NaN results for a non-finite matrix", { skip }, async () => {
+  interface C { re: number; im: number }
+  const cases = [
+    { n: 6, target: "lapack_cheevd_ffi", lower: true },
+    { n: 17, target: "cusolver_syevd_ffi", lower: false },
+    { n: 3, target: "hipsolver_syevd_ffi", lower: true },
+  ] as const;
+  const T = (n: number): string => tensor([2, n, n], "complex<f32>");
+  const lines = cases.map(({ n, target, lower }, p) => {
+    const attrs = target.startsWith("lapack") ? `{mhlo.backend_config = {mode = 86 : ui8, uplo = ${lower ? 76 : 85} : ui8}}` : `{mhlo.backend_config = {algorithm = 0 : ui8, lower = ${lower}}}`;
+    return `  %${p}:3 = stablehlo.custom_call @${target}(%a${p}) ${attrs} : (${T(n)}) -> (${T(n)}, ${tensor([2, n])}, ${tensor([2], "i32")})`;
+  });
+  const types = cases.flatMap(({ n }) => [T(n), tensor([2, n]), tensor([2], "i32")]);
+  const program = parseStableHlo(`func.func @main(${cases.map(({ n }, p) => `%a${p}: ${T(n)}`).join(", ")}) -> (${types.join(", ")}) {
+${lines.join("\n")}
+  return ${cases.flatMap((_, p) => [`%${p}#0`, `%${p}#1`, `%${p}#2`]).join(", ")} : ${types.join(", ")}
+}`).entry;
+  const r = randoms(950);
+  // Random entries everywhere: the unnamed triangle and the diagonal's imaginary parts hold numbers the kernel must not read.
+  const values: C[][] = cases.map(({ n }) => Array.from({ length: 2 * n * n }, () => ({ re: Math.fround(r()), im: Math.fround(r()) })));
+  // 3x3: [[2, i, 0], [-i, 2, 0], [0, 0, 5]] (eigenvalues 1, 3, 5; the upper triangle other numbers, not read), then a NaN in
+  // the unnamed triangle (NaN results and info 1: the interpreter checks the whole matrix, as LAPACK's callers in jaxlib do).
+  const other = { re: 9, im: -9 };
+  values[2] = [{ re: 2, im: 7 }, other, other, { re: 0, im: -1 }, { re: 2, im: 0 }, other, { re: 0, im: 0 }, { re: 0, im: 0 }, { re: 5, im: 0 }, ...values[2]!.slice(9)];
+  values[2]![9 + 1] = { re: NaN, im: 0 };
+  const { got, want, dump } = await runOnGpu<C | number>(program, cases.map(({ n }, p) => Literal.fromValues("c64", [2, n, n], values[p]! as never)));
+  assert.match(dump, /\?heevd of 2 c64 matrix\(es\)/);
+  assert.equal(new Set([...dump.matchAll(/WGSL kernel (\d+)/g)].map((x) => x[1])).size, 1, "one pipeline: n and the triangle are parameters");
+  cases.forEach(({ n, lower }, p) => {
+    const vectors = got[3 * p] as C[], w = got[3 * p + 1] as number[];
+    assert.deepEqual(got[3 * p + 2], want[3 * p + 2], `${n}x${n}: info`);
+    const beta = complexEighBound(n);
+    let worstValue = 0, worstResidual = 0, worstUnitary = 0;
+    for (let b = 0; b < 2; b++) {
+      const what = `${n}x${n} matrix ${b}`;
+      // A as the interpreter reads it: the named triangle, the other its conjugate, the diagonal real.
+      const at = (i: number, j: number): C => {
+        const [r0, c0] = lower === i >= j ? [i, j] : [j, i];
+        const v = values[p]![b * n * n + r0 * n + c0]!;
+        return i === j ? { re: v.re, im: 0 } : r0 === i ? v : { re: v.re, im: -v.im };
+      };
+      if (p === 2 && b === 1) {
+        assert.ok(vectors.slice(n * n).every((v) => Number.isNaN(v.re) && Number.isNaN(v.im)) && w.slice(n).every(Number.isNaN), `${what}: NaN results`);
+        assert.deepEqual(got[3 * p + 2], [0, 1]);
+        continue;
+      }
+      const A = Array.from({ length: n }, (_, i) => Array.from({ length: n }, (_, j) => at(i, j)));
+      const norm = Math.max(...A.map((row) => row.reduce((s, x) => s + Math.hypot(x.re, x.im), 0)));
+      const v = (i: number, j: number): C => vectors[b * n * n + i * n + j]!;
+      for (let j = 0; j < n; j++) {
+        const lambda = w[b * n + j]!;
+        if (j > 0) assert.ok(w[b * n + j - 1]! <= lambda, `${what}: eigenvalues ascending`);
+        const err = Math.abs(lambda - (want[3 * p + 1] as number[])[b * n + j]!);
+        assert.ok(err <= beta * norm, `${what}: λ_${j} = ${lambda}, the interpreter's ${(want[3 * p + 1] as number[])[b * n + j]}`);
+        worstValue = Math.max(worstValue, err / (beta * norm));
+        let residual = 0;
+        for (let i = 0; i < n; i++) {
+          let re = -lambda * v(i, j).re, im = -lambda * v(i, j).im;
+          for (let k = 0; k < n; k++) { re += A[i]![k]!.re * v(k, j).re - A[i]![k]!.im * v(k, j).im; im += A[i]![k]!.re * v(k, j).im + A[i]![k]!.im * v(k, j).re; }
+          residual += re * re + im * im;
+        }
+        assert.ok(Math.sqrt(residual) <= beta * norm, `${what}: ‖A v_${j} - λ v_${j}‖ = ${Math.sqrt(residual)}`);
+        worstResidual = Math.max(worstResidual, Math.sqrt(residual) / (beta * norm));
+        for (let k = 0; k < n; k++) {
+          let re = 0, im = 0;
+          for (let i = 0; i < n; i++) { re += v(i, j).re * v(i, k).re + v(i, j).im * v(i, k).im; im += v(i, j).re * v(i, k).im - v(i, j).im * v(i, k).re; }
+          const e = Math.hypot(re - (j === k ? 1 : 0), im);
+          assert.ok(e <= beta, `${what}: |VᴴV - I|(${j}, ${k}) = ${e}`);
+          worstUnitary = Math.max(worstUnitary, e / beta);
+        }
+      }
+    }
+    console.log(`heevd ${n}x${n}: worst eigenvalue ${(100 * worstValue).toFixed(3)}%, residual ${(100 * worstResidual).toFixed(3)}%, unitarity ${(100 * worstUnitary).toFixed(3)}% of the bound`);
+  });
+  assert.deepEqual((got[7] as number[]).slice(0, 3).map((x) => Math.round(x * 1e4) / 1e4), [1, 3, 5]);
 });
 
 test("the plan (no GPU needed): f32 ?syevd is a kernel with n and the triangle as parameters; past MAX_EIGH_ORDER, f64, or a bad attribute it runs on the host, saying why", () => {
