@@ -72,6 +72,8 @@ export const complexEighBound = (n: number): number => Math.SQRT2 * eighBound(2 
 function eighKernel(a: ArrayShape, limits: GpuLimits, maxPerDimension: number): WgslKernel {
   const F = fieldOf(a);
   const complex = F !== REAL;
+  // An element's words: offsets from its address (none for f32's one) and the names' suffixes.
+  const word = complex ? [[" + 0u", "0"], [" + 1u", "1"]] : [["", ""]];
   const dims = a.dimensions;
   const n = dims.at(-1)!;
   const size = matrixWorkgroupSize(Math.ceil(n / 2), limits);
@@ -147,9 +149,10 @@ function eighKernel(a: ArrayShape, limits: GpuLimits, maxPerDimension: number): 
     "    let p = workgroupUniformLoad(&xk_word);",
     "    if (p != t) {",
     `      for (var i = lid.x; i < n; i = i + ${s}) {`,
-    `        let x = ${F.load(F.at("g", "i * n + p"))};`,
+    // On words: the columns swap bit for bit.
+    ...word.map(([h, k]) => `        let x${k} = mem[${F.at("g", "i * n + p")}${h}];`),
     `        ${F.copy(F.at("g", "i * n + p"), F.at("g", "i * n + t"))}`,
-    `        ${F.store(F.at("g", "i * n + t"), "x")}`,
+    ...word.map(([h, k]) => `        mem[${F.at("g", "i * n + t")}${h}] = x${k};`),
     "      }",
     "    }",
     "    storageBarrier();",
