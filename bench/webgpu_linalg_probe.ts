@@ -5,7 +5,7 @@
 // run. Calls: ?gtsv of 256 systems of order 64, ?gehrd and ?sytrd of 16 matrices of
 // 64x64, ?gesdd (reduced) of 16 of 64x64, ?gees (Schur vectors) and ?geev (right
 // vectors) of 16 of 32x32 and of 16 of 64x64; the complex (c64) ?getrf, ?geqrf then
-// ?ungqr, and ?trsm (64 right-hand sides) of 16 of 64x64. Run: node
+// ?ungqr, ?trsm (64 right-hand sides) and ?heevd of 16 of 64x64. Run: node
 // dist/bench/webgpu_linalg_probe.js [rounds] [only]
 
 import { loadavg } from "node:os";
@@ -102,6 +102,13 @@ const CALLS: Record<string, { text: string; operands: number[][]; complex?: true
   return %0 : ${c64}
 }`,
     operands: [[16, 64, 64], [16, 64, 64]], complex: true,
+  },
+  cheevd: {
+    text: `func.func @main(%a: ${c64}) -> (${c64}, ${t([16, 64])}) {
+  %0:3 = stablehlo.custom_call @lapack_cheevd_ffi(%a) {mhlo.backend_config = {mode = 86 : ui8, uplo = 76 : ui8}} : (${c64}) -> (${c64}, ${t([16, 64])}, ${t([16], "i32")})
+  return %0#0, %0#1 : ${c64}, ${t([16, 64])}
+}`,
+    operands: [[16, 64, 64]], complex: true,
   },
 };
 

@@ -1,5 +1,6 @@
-// The real symmetric eigenproblem as a WGSL kernel of the WebGPU backend (f32): jaxlib's
-// lapack_ssyevd_ffi and the cuSOLVER / hipSOLVER syevd targets (every `algorithm`: QR,
+// The real symmetric eigenproblem as a WGSL kernel of the WebGPU backend (f32), and the
+// Hermitian one (c64: ?heevd, the same kernel over the COMPLEX field, eighKernel): jaxlib's
+// lapack_ssyevd_ffi, lapack_cheevd_ffi and the cuSOLVER / hipSOLVER syevd targets (every `algorithm`: QR,
 // Jacobi or by size, the same decomposition), results (eigenvectors in columns,
 // eigenvalues ascending, info) as the interpreter's registry gives them
 // (interpreter/lapack/targets.ts eighTarget; it computes in doubles by cyclic two-sided

@@ -1,12 +1,16 @@
 // Cholesky and triangular solve as WGSL kernels of the WebGPU backend, in f32 (WGSL has
-// no f64; f64, f16 and complex matrices run on the host), the LAPACK custom calls that
+// no f64; f64 and f16 matrices run on the host, and complex ones but for the LAPACK
+// calls below), the LAPACK custom calls that
 // are the same computations (?potrf, ?trsm), and LU, QR and Q as jaxlib's ?getrf,
 // ?geqrf, ?orgqr, ?ormqr and lu_pivots_to_permutation calls (their section below), the
 // symmetric eigenproblem ?syevd (eigh_wgsl.ts), the Householder reductions ?gehrd and
 // ?sytrd (householder_wgsl.ts), the tridiagonal solve ?gtsv and gtsv2
 // (tridiagonal_wgsl.ts), the SVDs (svd_wgsl.ts) and the nonsymmetric eigenproblem ?gees,
 // ?geev (nonsymmetric_wgsl.ts); one table of custom-call targets
-// (LAPACK_KERNELS). The interpreter is the
+// (LAPACK_KERNELS). ?potrf, ?trsm, ?getrf, ?geqrf, ?orgqr/?ungqr, ?ormqr/?unmqr and
+// ?syevd/?heevd take c64 too: each generator is written over a scalar Field
+// (matrix_kernel_wgsl.ts), so the complex kernel is the real one's sweep on (re, im)
+// pairs (?potrf predates the Field and flips signs in its own accessors). The interpreter is the
 // specification (interpreter/kernels/linalg.ts): its Cholesky computes in doubles and
 // rounds once, its triangular solve runs XLA's expansion in f32; the GPU computes in f32
 // by the textbook column sweep and substitution, within the bounds docs/numerics.md
@@ -701,10 +705,11 @@ interface LapackEntry { readonly platform: FfiPlatform; readonly operands: reado
 
 /**
  * The LAPACK-style custom calls that run as these kernels, by target: jaxlib's CPU
- * targets on f32 (`lapack_s…_ffi`, LAPACK's character attributes), its cuSOLVER and
- * hipSOLVER ones (bool attributes; here on f32 operands), and XLA's Qr and
- * ProductOfElementaryHouseholderReflectors. Each routine's operands are f32 but the
- * pivots' (s32).
+ * targets on f32 (`lapack_s…_ffi`, LAPACK's character attributes) and on c64 where the
+ * routine has a complex kernel (`lapack_c…_ffi`), its cuSOLVER and hipSOLVER ones (bool
+ * attributes; on f32, and c64 where the CPU one has it), and XLA's Qr and
+ * ProductOfElementaryHouseholderReflectors. Each routine's operands are of one type, f32
+ * or c64, but the pivots' (s32).
  */
 const LAPACK_KERNELS: ReadonlyMap<string, LapackEntry> = new Map<string, LapackEntry>([
   // A routine with a complex kernel takes c64 on the GPU targets (their names carry no type) and has jaxlib's lapack_c…_ffi (?ungqr, ?unmqr: the complex names).

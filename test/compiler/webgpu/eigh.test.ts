@@ -7,7 +7,9 @@
 // other holds other numbers); a matrix scaled by 1e30 (its squares overflow f32), a
 // repeated eigenvalue, a zero matrix, -I, and a NaN in the unread triangle (NaN results,
 // info 1, as the interpreter's); n = 1. Two pipelines (a batch count of 2 and of 4); the
-// sizes and the triangle are parameters.
+// sizes and the triangle are parameters. And c64 ?heevd (lapack_cheevd_ffi, the GPU
+// syevd targets on c64): eigenvectors up to a phase, so checked the same way in moduli
+// (residual, |V̂ᴴV̂ - I|), within complexEighBound; one pipeline more.
 
 import { after, test } from "node:test";
 import assert from "node:assert/strict";
