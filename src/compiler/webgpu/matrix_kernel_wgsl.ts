@@ -91,8 +91,6 @@ export interface Field {
   readonly type: "f32" | "c64";
   /** The WGSL type of a scalar. */
   readonly scalar: string;
-  /** Words an element. */
-  readonly words: 1 | 2;
   /** The word address of element `index` (an element count) from word `base`. */
   at(base: string, index: string): string;
   /** An element count as words. */
@@ -117,7 +115,7 @@ export interface Field {
 
 /** f32: the expressions the real kernels have always been written in. */
 export const REAL: Field = {
-  type: "f32", scalar: "f32", words: 1,
+  type: "f32", scalar: "f32",
   at: (base, index) => `${base} + ${index}`,
   scaled: (count) => count,
   load: (p) => `xk_get(${p})`,
@@ -135,7 +133,7 @@ export const REAL: Field = {
 
 /** c64 as (re, im) word pairs. */
 export const COMPLEX: Field = {
-  type: "c64", scalar: "vec2<f32>", words: 2,
+  type: "c64", scalar: "vec2<f32>",
   at: (base, index) => `${base} + 2u * (${index})`,
   scaled: (count) => `2u * (${count})`,
   load: (p) => `xk_cget(${p})`,
