@@ -1,10 +1,12 @@
 // The schedule of a ragged dot (chlo.ragged_dot, the raggedDot opcode) as a grouped GEMM,
 // backend-neutral: which product it is (RaggedGemmSpec), and how its units of work map to
 // the groups, whose sizes are known only when it runs (RaggedGemmSchedule). The
-// renderers (native/ragged_dot_c.ts, wasm/ragged_dot.ts) compute each group's part with
-// the GEMM kernels of gemm_plan.ts's "packed" schedule, given their row range (or range
-// of k) at run time, so the work is one pass over the groups: each group's rows against
-// its own matrix of B, never every row against every group.
+// CPU renderers (native/ragged_dot_c.ts, wasm/ragged_dot.ts) compute each group's part
+// with the GEMM kernels of gemm_plan.ts's "packed" schedule, given their row range (or
+// range of k) at run time, so the work is one pass over the groups: each group's rows
+// against its own matrix of B, never every row against every group. The WebGPU renderer
+// (webgpu/ragged_dot_wgsl.ts) deals the same units (raggedUnits) to the tiled WGSL
+// GEMM's workgroups.
 //
 // The forms taken (the ones JAX's lax.ragged_dot writes, and what a ragged dot whose
 // batch dimensions lead in order and whose one contracting dimension is last in lhs
