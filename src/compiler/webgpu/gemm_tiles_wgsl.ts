@@ -261,8 +261,11 @@ export const deviceMemoryDeclarations = (atomic: boolean): string => [
   "@group(0) @binding(1) var<storage, read> args: array<u32>;",
 ].join("\n");
 
-/** Word w (a u32 expression) of the array at argument slot `slot` in the device memory. */
-const memoryWord = (slot: number, w: string, atomic: boolean): string => (atomic ? `atomicLoad(&mem[(args[${slot}u] >> 2u) + ${w}])` : `mem[(args[${slot}u] >> 2u) + ${w}]`);
+/** The reference to word w (a u32 expression) of the array at argument slot `slot` in the device memory. */
+const wordRef = (slot: number, w: string): string => `mem[(args[${slot}u] >> 2u) + ${w}]`;
+
+/** Word w of the array at argument slot `slot` in the device memory. */
+const memoryWord = (slot: number, w: string, atomic: boolean): string => (atomic ? `atomicLoad(&${wordRef(slot, w)})` : wordRef(slot, w));
 
 /** Reads and writes of words of the arrays in the device memory, as it is declared (atomic or not: deviceMemoryDeclarations). */
 export interface MemoryWords {
@@ -274,7 +277,7 @@ export interface MemoryWords {
 
 export const memoryWords = (atomic: boolean): MemoryWords => ({
   load: (slot, w) => memoryWord(slot, w, atomic),
-  store: (slot, w, value) => (atomic ? `atomicStore(&mem[(args[${slot}u] >> 2u) + ${w}], ${value});` : `mem[(args[${slot}u] >> 2u) + ${w}] = ${value};`),
+  store: (slot, w, value) => (atomic ? `atomicStore(&${wordRef(slot, w)}, ${value});` : `${wordRef(slot, w)} = ${value};`),
 });
 
 /**
@@ -502,8 +505,8 @@ export interface TiledProduct {
  * decided when the kernel runs. `prologue`: statements every invocation runs first, given
  * `group` (the workgroup's index, u32) and `li` (its local index), that define the u32
  * values `z` (the product the operands' expressions are given), `row0` and `col0` (the
- * tile's first row and column), `rowEnd` (rows from it on up to rowEnd are stored: the
- * rest of the tile belongs to another group or to none), and `kBegin`, `kEnd` (the range
+ * tile's first row and column), `rowEnd` (the tile's rows below it are loaded and
+ * stored; the rest belong to another group or to none), and `kBegin`, `kEnd` (the range
  * of k summed; elements outside it load as zeros). All must be uniform over the
  * workgroup (from workgroupUniformLoad: the k loop's barriers depend on them).
  */

@@ -4,7 +4,8 @@
 // variants (exact, short of the ragged dimension, past it, empty groups, all in the
 // last, none: the sizes are read on the GPU, so one kernel serves them all), a single
 // group, rhs stored [g][n][k] with batches, several rows an index, rhs's group dimension
-// first; s32, u32, s64 and u64 sizes; bf16 and f16 operands, an f16 result. A negative
+// first; s32, u32, s64 and u64 sizes; bf16 and f16 operands, an f16 result (stored by
+// pairs, and element by element through atomics). A negative
 // size fails the run with the interpreter's ExecutionError and message (from the status
 // word the kernel writes), and the executable runs again afterwards; sizes computed by an
 // earlier kernel of the same program are read where that kernel wrote them (no host
@@ -68,6 +69,8 @@ test("raggedDot on webgpu: depth (contracting) and batches, against the interpre
 test("raggedDot on webgpu: bf16 and f16 operands widened, an f16 result rounded once", { skip }, async () => {
   await runCases(nonContracting("rows bf16 x f32 -> f32", 19, 12, 10, 3).slice(0, 3), "bf16", "s32", "f32");
   await runCases(contracting("depth f16 -> f16", 9, 20, 6, 3).slice(0, 3), "f16", "s32");
+  // An odd n: the f16 result stored element by element on the atomic memory, the sizes and the status word read through atomics too.
+  await runCases(nonContracting("rows f16 -> f16, odd n", 10, 8, 5, 3).slice(0, 3), "f16", "s64");
 });
 
 test("raggedDot on webgpu: a negative group size is the interpreter's ExecutionError, from the kernel's status word", { skip }, async () => {
