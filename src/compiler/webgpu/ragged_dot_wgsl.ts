@@ -38,6 +38,8 @@ import { raggedGemmKernelName, raggedGemmSpecOf, raggedUnits, type RaggedElement
 import { gemmKernel } from "./gemm_wgsl.js";
 import { productStorage, tileCols, tileName, tileRows, type GemmTile, type GpuLimits, type MemoryWords } from "./gemm_tiles_wgsl.js";
 import type { WgslKernel } from "./wgsl_kernel.js";
+import type { ArrayShape } from "../../types/shape.js";
+import type { ElementType } from "../../types/element_type.js";
 
 /** Argument slots: lhs, rhs, group sizes, result, status word. */
 const SLOT = { lhs: 0, rhs: 1, sizes: 2, out: 3, status: 4 } as const;
@@ -149,8 +151,8 @@ function prologue(spec: RaggedGemmSpec, tile: GemmTile, words: MemoryWords, slot
 export function raggedDotKernelWgsl(inst: Instruction<"raggedDot">, limits: GpuLimits): WgslKernel | Declined {
   const spec = raggedGemmSpecOf(inst, gpuElementTypes);
   if ("declined" in spec) return spec;
-  const [lhsType, rhsType] = inst.operands.map((o) => (o.shape as { elementType: RaggedGemmSpec["elementType"] }).elementType) as ["f32", "f32"];
-  const outputType = (inst.shape as { elementType: "f32" }).elementType;
+  // Arrays of f32, f16 or bf16: raggedGemmSpecOf checked them.
+  const [lhsType, rhsType, outputType] = [inst.operands[0]!, inst.operands[1]!, inst].map((x) => (x.shape as ArrayShape).elementType) as [ElementType, ElementType, ElementType];
   const contracting = spec.mode === "contracting";
   // One product of m x n x k a matrix of A: A at z·m·k (its batch), B and C from the prologue.
   const gemm = gemmKernel({ elementType: "f32", batch: spec.batch, m: spec.m, n: spec.n, k: spec.k, lhsTransposed: false, rhsTransposed: spec.rhsTransposed }, limits, {
