@@ -9,7 +9,9 @@
 // size fails the run with the interpreter's ExecutionError and message (from the status
 // word the kernel writes), and the executable runs again afterwards; sizes computed by an
 // earlier kernel of the same program are read where that kernel wrote them (no host
-// step, and the error still comes from the status word). The dump shows the kernel;
+// step, and the error still comes from the status word); in a GPU-driven loop's body
+// the results are the interpreter's bits and a negative size in a later iteration its
+// error. The dump shows the kernel;
 // an integer ragged dot stays on the host and says why.
 //
 // Skipped, saying so, where neither the `webgpu` package nor SwiftShader's Vulkan
@@ -24,6 +26,7 @@ import { planGpuProgram } from "../../../src/compiler/webgpu/program.js";
 import { dumpGpuProgram } from "../../../src/compiler/webgpu/executable.js";
 import { add, arrayShape, evaluate, Literal, parameter, raggedDot, XlaBuilder, type ElementType } from "../../../src/index.js";
 import { ExecutionError } from "../../../src/types/errors.js";
+import { parseHlo } from "../../../src/text/hlo/index.js";
 import { assertWithinBound, batchMode, contracting, depth, nonContracting, operands, program, type Case } from "../ragged_dot_cases.js";
 
 const skip = webgpuSkip;
@@ -137,6 +140,64 @@ test("raggedDot on webgpu: sizes computed by an earlier kernel are read on the G
     // A negative sum: the status word, not a host check.
     const bad = [l!, r!, Literal.fromValues("s32", [4], [1, 2, -5, 0]), Literal.fromValues("s32", [4], [0, 3, 1, 0])];
     await assert.rejects(exe.run(bad), (e: unknown) => e instanceof ExecutionError && e.message === "ragged-dot: group_sizes[2] is -4; group sizes must be non-negative");
+  } finally {
+    exe.delete();
+  }
+});
+
+// A ragged dot in a GPU-driven loop's body (its kernel dispatched with the counts the
+// gate writes), its sizes moving one row from group 0 to group 1 each iteration: from
+// {5, 0} all stay non-negative; from {2, 3} group 0's is -1 in the fourth iteration.
+// Integers in f32 (x from 0 to 3, w of zeros and ones): every sum exact.
+const LOOPED = `HloModule looped
+
+cond {
+  p = (s32[], s32[2], f32[6,4], f32[2,4,4]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(4)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+
+body {
+  p = (s32[], s32[2], f32[6,4], f32[2,4,4]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  g = s32[2] get-tuple-element(p), index=1
+  x = f32[6,4] get-tuple-element(p), index=2
+  w = f32[2,4,4] get-tuple-element(p), index=3
+  one = s32[] constant(1)
+  i1 = s32[] add(i, one)
+  d = s32[2] constant({-1, 1})
+  g1 = s32[2] add(g, d)
+  x1 = f32[6,4] ragged-dot(x, w, g), lhs_contracting_dims={1}, rhs_contracting_dims={1}, lhs_ragged_dims={0}, rhs_group_dims={0}
+  ROOT t = (s32[], s32[2], f32[6,4], f32[2,4,4]) tuple(i1, g1, x1, w)
+}
+
+ENTRY main {
+  g0 = s32[2] parameter(0)
+  x0 = f32[6,4] parameter(1)
+  w0 = f32[2,4,4] parameter(2)
+  z = s32[] constant(0)
+  t = (s32[], s32[2], f32[6,4], f32[2,4,4]) tuple(z, g0, x0, w0)
+  w = (s32[], s32[2], f32[6,4], f32[2,4,4]) while(t), condition=cond, body=body
+  ROOT r = f32[6,4] get-tuple-element(w), index=2
+}
+`;
+
+test("raggedDot on webgpu: in a GPU-driven loop's body, the interpreter's bits and, at a negative size, its error", { skip }, async () => {
+  const module = parseHlo(LOOPED);
+  const exe = await compile(module, { backend: "webgpu" });
+  try {
+    assert.match(exe.dump(), /GPU-driven/);
+    assert.equal(exe.stats.interpreted.length, 0, exe.dump());
+    const x = Literal.fromValues("f32", [6, 4], Array.from({ length: 24 }, (_, i) => (i * 7) % 4));
+    const w = Literal.fromValues("f32", [2, 4, 4], Array.from({ length: 32 }, (_, i) => ((i * 5) % 3 === 0 ? 1 : 0)));
+    const good = [Literal.fromValues("s32", [2], [5, 0]), x, w];
+    assert.deepEqual((await exe.run(good)).toNumbers(), evaluate(module.entry, good).toNumbers());
+    const bad = [Literal.fromValues("s32", [2], [2, 3]), x, w];
+    const message = "ragged-dot: group_sizes[0] is -1; group sizes must be non-negative";
+    assert.throws(() => evaluate(module.entry, bad), { message });
+    await assert.rejects(exe.run(bad), (e: unknown) => e instanceof ExecutionError && e.message === message);
+    assert.deepEqual((await exe.run(good)).toNumbers(), evaluate(module.entry, good).toNumbers(), "again after the error");
   } finally {
     exe.delete();
   }
