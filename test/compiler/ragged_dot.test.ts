@@ -11,7 +11,7 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { arrayShape, evaluate, Literal, parameter, raggedDot, XlaBuilder, type Computation, type ElementType } from "../../src/index.js";
+import { arrayShape, evaluate, Literal, parameter, raggedDot, XlaBuilder, type Computation } from "../../src/index.js";
 import { compileSync } from "../../src/compiler/index.js";
 import { compileRoutine } from "../../src/compiler/routines.js";
 import { isDeclined } from "../../src/compiler/kernel/declined.js";
@@ -23,64 +23,7 @@ import { rng } from "../support/prng.js";
 import { raggedGemmSpecOf } from "../../src/compiler/kernel/ragged_dot_plan.js";
 import { emitRaggedDotC } from "../../src/compiler/native/ragged_dot_c.js";
 import { nativeCpu, runNativeCases, type ElementArray } from "./native/gemm_harness.js";
-
-type Dims = { lhsContractingDimensions: number[]; rhsContractingDimensions: number[]; lhsBatchDimensions?: number[]; rhsBatchDimensions?: number[] };
-interface Case {
-  readonly what: string;
-  readonly lhs: number[];
-  readonly rhs: number[];
-  readonly dims: Dims;
-  readonly ragged: number;
-  readonly group?: number;
-  readonly sizes: number[];
-}
-
-/** [what, group sizes] variants over a ragged dimension of size r and g groups. */
-function sizeVariants(r: number, g: number): [string, number[]][] {
-  const even = Array.from({ length: g }, (_, i) => Math.floor(((i + 1) * r) / g) - Math.floor((i * r) / g));
-  return [
-    ["exact", even],
-    ["short", even.map((s, i) => (i === g - 1 ? Math.max(0, s - 2) : s))],
-    ["past", even.map((s, i) => (i === 0 ? s + 3 : s))],
-    ["empty groups", Array.from({ length: g }, (_, i) => (i % 2 === 0 ? 0 : Math.ceil((2 * r) / g)))],
-    ["all in the last", Array.from({ length: g }, (_, i) => (i === g - 1 ? r : 0))],
-    ["none", Array.from({ length: g }, () => 0)],
-  ];
-}
-
-const nonContracting = (what: string, m: number, k: number, n: number, g: number, extra: { batch?: number; transposed?: boolean; per?: number; groupFirst?: boolean } = {}): Case[] => {
-  const b = extra.batch === undefined ? [] : [extra.batch];
-  const nb = b.length;
-  const per = extra.per === undefined ? [] : [extra.per];
-  const lhs = [...b, m, ...per, k];
-  // rhs [batch..., g, ...], or with groupFirst [g, batch..., ...] (StableHLO's interpreter test's form).
-  const lead = extra.groupFirst ? [g, ...b] : [...b, g];
-  const rhs = extra.transposed ? [...lead, n, k] : [...lead, k, n];
-  const dims: Dims = {
-    lhsContractingDimensions: [lhs.length - 1], rhsContractingDimensions: [extra.transposed ? nb + 2 : nb + 1],
-    lhsBatchDimensions: b.map((_, i) => i), rhsBatchDimensions: b.map((_, i) => i + (extra.groupFirst ? 1 : 0)),
-  };
-  return sizeVariants(m, g).map(([v, sizes]) => ({ what: `${what} ${v}`, lhs, rhs, dims, ragged: nb, group: extra.groupFirst ? 0 : nb, sizes }));
-};
-
-const contracting = (what: string, m: number, k: number, n: number, g: number, extra: { batch?: number; transposed?: boolean } = {}): Case[] => {
-  const b = extra.batch === undefined ? [] : [extra.batch];
-  const nb = b.length;
-  const lhs = [...b, m, k];
-  const rhs = extra.transposed ? [...b, n, k] : [...b, k, n];
-  const dims: Dims = {
-    lhsContractingDimensions: [nb + 1], rhsContractingDimensions: [extra.transposed ? nb + 1 : nb],
-    lhsBatchDimensions: b.map((_, i) => i), rhsBatchDimensions: b.map((_, i) => i),
-  };
-  return sizeVariants(k, g).map(([v, sizes]) => ({ what: `${what} ${v}`, lhs, rhs, dims, ragged: nb + 1, sizes }));
-};
-
-const batchMode = (what: string, r: number, inner: number, m: number, k: number, n: number, g: number): Case[] => {
-  const lhs = [r, inner, m, k];
-  const rhs = [r, inner, k, n];
-  const dims: Dims = { lhsContractingDimensions: [3], rhsContractingDimensions: [2], lhsBatchDimensions: [0, 1], rhsBatchDimensions: [0, 1] };
-  return sizeVariants(r, g).map(([v, sizes]) => ({ what: `${what} ${v}`, lhs, rhs, dims, ragged: 0, sizes }));
-};
+import { assertWithinBound, batchMode, contracting, depth, nonContracting, operands, program, type Case } from "./ragged_dot_cases.js";
 
 const CASES: Case[] = [
   ...nonContracting("rows 37x19x23, 4 groups", 37, 19, 23, 4),
@@ -95,39 +38,6 @@ const CASES: Case[] = [
   ...batchMode("batches 5x2 of 6x8x9", 5, 2, 6, 8, 9, 3),
 ];
 
-function program(c: Case, type: ElementType, sizeType: ElementType): Computation {
-  const b = new XlaBuilder("ragged");
-  const l = parameter(b, 0, arrayShape(type, c.lhs));
-  const r = parameter(b, 1, arrayShape(type, c.rhs));
-  const g = parameter(b, 2, arrayShape(sizeType, [c.sizes.length]));
-  return b.build(raggedDot(l, r, g, {
-    dotDimensionNumbers: { lhsBatchDimensions: [], rhsBatchDimensions: [], ...c.dims },
-    lhsRaggedDimensions: [c.ragged], rhsGroupDimensions: c.group === undefined ? [] : [c.group],
-  }));
-}
-
-function operands(c: Case, type: ElementType, sizeType: ElementType, seed: number): Literal[] {
-  const next = rng(seed);
-  const values = (dims: number[]): number[] => Array.from({ length: dims.reduce((p, d) => p * d, 1) }, () => next() * 2 - 1);
-  const sizes = sizeType === "s64" || sizeType === "u64" ? c.sizes.map(BigInt) : c.sizes;
-  return [Literal.fromValues(type, c.lhs, values(c.lhs)), Literal.fromValues(type, c.rhs, values(c.rhs)), Literal.fromValues(sizeType, [c.sizes.length], sizes)];
-}
-
-const abs = (l: Literal): Literal => Literal.fromValues(l.elementType, [...l.dimensions], l.toNumbers().map(Math.abs));
-
-/** Asserts `got` is within the dot's bound of the interpreter's result. */
-function assertWithinBound(got: Literal, c: Computation, args: readonly Literal[], k: number, what: string): void {
-  const want = evaluate(c, args).toNumbers();
-  const magnitude = evaluate(c, [abs(args[0]!), abs(args[1]!), args[2]!]).toNumbers();
-  const eps = got.elementType === "f32" ? 2 ** -23 : 2 ** -52;
-  assert.deepEqual(got.dimensions, [...evaluate(c, args).dimensions], `${what}: dimensions`);
-  got.toNumbers().forEach((x, i) => {
-    const bound = (k + 2) * eps * magnitude[i]!;
-    assert.ok(Math.abs(x - want[i]!) <= bound, `${what}: element ${i}: ${x}, interpreter ${want[i]}, bound ${bound}`);
-  });
-}
-
-const depth = (c: Case): number => c.lhs.at(-1)!;
 const TARGET = detectWasmTarget();
 const hasCompiler = typeof nativeToolchain() !== "string";
 

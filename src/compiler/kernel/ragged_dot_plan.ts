@@ -1,10 +1,12 @@
 // The schedule of a ragged dot (chlo.ragged_dot, the raggedDot opcode) as a grouped GEMM,
 // backend-neutral: which product it is (RaggedGemmSpec), and how its units of work map to
 // the groups, whose sizes are known only when it runs (RaggedGemmSchedule). The
-// renderers (native/ragged_dot_c.ts, wasm/ragged_dot.ts) compute each group's part with
-// the GEMM kernels of gemm_plan.ts's "packed" schedule, given their row range (or range
-// of k) at run time, so the work is one pass over the groups: each group's rows against
-// its own matrix of B, never every row against every group.
+// CPU renderers (native/ragged_dot_c.ts, wasm/ragged_dot.ts) compute each group's part
+// with the GEMM kernels of gemm_plan.ts's "packed" schedule, given their row range (or
+// range of k) at run time, so the work is one pass over the groups: each group's rows
+// against its own matrix of B, never every row against every group. The WebGPU renderer
+// (webgpu/ragged_dot_wgsl.ts) deals the same units (raggedUnits) to the tiled WGSL
+// GEMM's workgroups.
 //
 // The forms taken (the ones JAX's lax.ragged_dot writes, and what a ragged dot whose
 // batch dimensions lead in order and whose one contracting dimension is last in lhs
@@ -21,13 +23,16 @@
 // - "batch": the ragged dimension is the first batch dimension; batches whose ragged
 //   index is past the last group are zero.
 // Sizes summing past the ragged dimension are cut at its end; short of it, the rest is
-// in no group. A negative size is an ExecutionError, which the program raises before the
-// kernel runs (a "check" step on the group sizes: program.ts), so the kernels may take
-// every size as non-negative.
+// in no group. A negative size is an ExecutionError: the CPU programs raise it before the
+// kernel runs (a "check" step on the group sizes: program.ts), so their kernels may take
+// every size as non-negative; the WebGPU kernel (webgpu/ragged_dot_wgsl.ts) reads the
+// sizes on the GPU and reports a negative one in the program's status word, which the
+// run reads with its results (a read before the kernel would stall it).
 
 import type { Instruction } from "../../ir/computation.js";
 import { raggedDotMode } from "../../ir/shape/dot.js";
 import type { ArrayShape } from "../../types/shape.js";
+import type { ElementType } from "../../types/element_type.js";
 import type { Declined } from "./declined.js";
 import { checkGemmSpec, planGemm, type GemmElement, type GemmSchedule, type GemmSpec, type GemmTarget } from "./gemm_plan.js";
 
@@ -59,15 +64,28 @@ export interface RaggedGemmSpec {
 
 const product = (ds: readonly number[]): number => ds.reduce((p, d) => p * d, 1);
 
-/** The grouped GEMM a ragged dot is, or why none of the forms above takes it. */
-export function raggedGemmSpecOf(inst: Instruction<"raggedDot">): RaggedGemmSpec | Declined {
+/**
+ * Which element types (lhs, rhs, result) a backend's GEMM kernels take, and the spec's
+ * element type for them (what the schedule sizes: the GPU's GEMM reads f32's geometry
+ * whatever its operands are stored as), or why not.
+ */
+export type RaggedElementRule = (lhs: ElementType, rhs: ElementType, result: ElementType) => GemmElement | Declined;
+
+/** The CPU backends' rule: f32 or f64, operands of the result's type. */
+const cpuElementTypes: RaggedElementRule = (l, r, type) => {
+  if (type !== "f32" && type !== "f64") return { declined: `ragged-dot: element type ${type} (the GEMM kernels take f32 and f64)` };
+  if (l !== type || r !== type) return { declined: `ragged-dot: operands ${l}, ${r} differ from the result ${type}` };
+  return type;
+};
+
+/** The grouped GEMM a ragged dot is, or why none of the forms above takes it (`elementTypes`: the backend's rule, the CPU backends' by default). */
+export function raggedGemmSpecOf(inst: Instruction<"raggedDot">, elementTypes: RaggedElementRule = cpuElementTypes): RaggedGemmSpec | Declined {
   const [lhs, rhs, sizes] = inst.operands;
   if (lhs === undefined || rhs === undefined || sizes === undefined || inst.shape.kind !== "array"
     || lhs.shape.kind !== "array" || rhs.shape.kind !== "array" || sizes.shape.kind !== "array") return { declined: "ragged-dot: operands are not arrays" };
   const l = lhs.shape as ArrayShape, r = rhs.shape as ArrayShape, g = sizes.shape as ArrayShape;
-  const type = inst.shape.elementType;
-  if (type !== "f32" && type !== "f64") return { declined: `ragged-dot: element type ${type} (the GEMM kernels take f32 and f64)` };
-  if (l.elementType !== type || r.elementType !== type) return { declined: `ragged-dot: operands ${l.elementType}, ${r.elementType} differ from the result ${type}` };
+  const type = elementTypes(l.elementType, r.elementType, inst.shape.elementType);
+  if (typeof type !== "string") return type;
   if (!GROUP_SIZE_TYPES.includes(g.elementType)) return { declined: `ragged-dot: group sizes of type ${g.elementType} (the kernels read s32, s64, u32 and u64)` };
   const rdn = inst.attrs.dimensionNumbers;
   const mode = raggedDotMode(l, r, g, rdn);
@@ -145,12 +163,26 @@ export interface RaggedGemmSchedule {
   readonly costPerUnit: number;
 }
 
+/**
+ * The units of a grouped GEMM whose product tiles its rows `rowTiles` at a time (the CPU
+ * kernels' mr-row tiles, the GPU's workgroup tiles): per (outer index, chunk of columns),
+ * `slots` ("nonContracting": a slot a tile of a group's rows, dealt out at run time in
+ * group order, then the tiles of zeros past the last group; each group adds at most one
+ * part tile, so rowTiles + groups always suffice; else the row tiles), and the outer
+ * indices (batch, or group x batch in "contracting" mode).
+ */
+export function raggedUnits(spec: RaggedGemmSpec, rowTiles: number): { readonly slots: number; readonly outer: number } {
+  return {
+    slots: spec.mode === "nonContracting" ? rowTiles + spec.groups : rowTiles,
+    outer: spec.mode === "contracting" ? spec.groups * spec.batch : spec.batch,
+  };
+}
+
 export function planRaggedGemm(spec: RaggedGemmSpec, target: GemmTarget): RaggedGemmSchedule {
   // Always the packed kernel: a group's rows are unknown when the kernel is built, so the
   // streaming kernels of a few rows (streamB, rowDots) never apply.
   const gemm = planGemm(innerGemmSpec(spec), target, undefined, true);
-  const slots = spec.mode === "nonContracting" ? gemm.mTiles + spec.groups : gemm.mTiles;
-  const outer = spec.mode === "contracting" ? spec.groups * spec.batch : spec.batch;
+  const { slots, outer } = raggedUnits(spec, gemm.mTiles);
   // Per unit the GEMM's tile; in "contracting" mode an average group's share of k.
   const depthShare = spec.mode === "contracting" ? Math.max(1, Math.ceil(spec.k / Math.max(1, spec.groups))) : Math.max(1, spec.k);
   const costPerUnit = 2 * gemm.tiling.mr * Math.min(gemm.chunk, Math.max(spec.n, 1)) * depthShare;

@@ -28,6 +28,7 @@ import type { Opcode } from "../../ir/opcodes.js";
 import { convKernel, convWgslGeometry } from "./conv_wgsl.js";
 import { bitcastConvertKernelWgsl, dynamicUpdateSliceKernelWgsl, gatherKernelWgsl, reduceWindowKernelWgsl, rngBitGeneratorKernelWgsl, scatterKernelWgsl } from "./op_kernels_wgsl.js";
 import { selectAndScatterKernelWgsl } from "./select_scatter_wgsl.js";
+import { raggedDotKernelWgsl } from "./ragged_dot_wgsl.js";
 import { DEFAULT_SLOTS, gemmKernel, type GpuEpilogue } from "./gemm_wgsl.js";
 import { wgslOutputFusion, type ArgumentSlots } from "./epilogue_wgsl.js";
 import { DEFAULT_GPU_LIMITS, productStorage, tileName, type GpuKernel, type GpuLimits, type StorageType } from "./gemm_tiles_wgsl.js";
@@ -221,6 +222,7 @@ export const OP_KERNELS: Partial<Record<Opcode, (inst: Instruction, limits: GpuL
   rngBitGenerator: (inst) => rngBitGeneratorKernelWgsl(inst as Instruction<"rngBitGenerator">, MAX_WORKGROUPS_PER_DIMENSION),
   // One fusion did not take (its shape changes, or a type the fusions do not compute on: f64, f8, c128).
   bitcastConvert: (inst) => bitcastConvertKernelWgsl(inst as Instruction<"bitcastConvert">, MAX_WORKGROUPS_PER_DIMENSION),
+  raggedDot: (inst, limits) => raggedDotKernelWgsl(inst as Instruction<"raggedDot">, limits),
 };
 
 let capabilities: LoweringCapabilities | undefined;

@@ -51,6 +51,8 @@ import {
   iterationDispatches, loopGateArguments, MAX_ITERATION_DISPATCHES, type GateRegion, type GpuConditional, type GpuLoop,
 } from "./gpu_control.js";
 import { DEFAULT_GPU_LIMITS, type GpuLimits } from "./gemm_tiles_wgsl.js";
+import { STATUS_WORDS } from "./ragged_dot_wgsl.js";
+import { negativeGroupSizeError } from "../../interpreter/kernels/dot.js";
 
 /** Bytes of a slot in the argument buffer (WebGPU's largest minStorageBufferOffsetAlignment). */
 const ARGUMENT_SLOT = 256;
@@ -352,8 +354,12 @@ export class WebGpuExecutable {
       try {
         if (this.slots.size > MAX_KEPT_SLOTS) this.slots.clear();
         const run = new RunState(this.gpu.device, options);
+        const status = this.program.status === undefined ? undefined : this.region + this.constantOffsets[this.program.status]!;
+        // Zero before the run's first submission (queue.writeBuffer takes effect ahead of it).
+        if (status !== undefined) this.memory.write(status, new Uint8Array(4 * STATUS_WORDS));
         await this.runList(this.program, args.map((a) => a.offset), outputOffsets, this.region, run);
         run.flush();
+        if (status !== undefined) await this.readStatus(status, run);
         this.lastRun = { dispatches: run.dispatches, readbacks: run.readbacks, readbackBytes: run.readbackBytes, reencodedBatches: run.reencodedBatches };
       } catch (e) {
         failure = e;
@@ -434,6 +440,19 @@ export class WebGpuExecutable {
         });
       }
     }
+  }
+
+  /**
+   * The status word after a run (program.ts GpuProgram.status), read once with the
+   * results: where a kernel reported an error there, the interpreter's (a ragged dot's
+   * negative group size: [1, index, the size's low and high words]).
+   */
+  private async readStatus(offset: number, run: RunState): Promise<void> {
+    const words = new Uint32Array(STATUS_WORDS);
+    run.readbacks++;
+    run.readbackBytes += words.byteLength;
+    await this.memory.read(offset, new Uint8Array(words.buffer));
+    if (words[0] !== 0) throw negativeGroupSizeError(words[1]!, BigInt.asIntN(64, (BigInt(words[3]!) << 32n) | BigInt(words[2]!)));
   }
 
   /** The bodies a nested loop is encoded for each time it is reached (gpu_control.ts; kept across runs). */
@@ -715,6 +734,7 @@ export function dumpGpuProgram(program: GpuProgram, adapter?: string): string {
     dumpText(program.module), `// webgpu program${adapter === undefined ? "" : ` on ${adapter}`}: arena ${program.arenaBytes} bytes, ${program.kernels.length} kernel(s), ${hostSteps} host step(s)`,
     limitsText(program.limits), `// ${subgroups}`,
   ];
+  if (program.status !== undefined) lines.push(`// status word: c${program.status} (a kernel's run-time error: a ragged dot's negative group size; zeroed before each run, read back with its results)`);
   program.donated.forEach((leaf) => {
     const output = program.outputAliases.indexOf(leaf);
     lines.push(`// donated parameter${leaf}: ${output < 0 ? "no output (freed after the run)" : `holds output${output}`}`);

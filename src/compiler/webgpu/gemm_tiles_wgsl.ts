@@ -261,8 +261,24 @@ export const deviceMemoryDeclarations = (atomic: boolean): string => [
   "@group(0) @binding(1) var<storage, read> args: array<u32>;",
 ].join("\n");
 
-/** Word w (a u32 expression) of the array at argument slot `slot` in the device memory. */
-const memoryWord = (slot: number, w: string, atomic: boolean): string => (atomic ? `atomicLoad(&mem[(args[${slot}u] >> 2u) + ${w}])` : `mem[(args[${slot}u] >> 2u) + ${w}]`);
+/** The reference to word w (a u32 expression) of the array at argument slot `slot` in the device memory. */
+const wordRef = (slot: number, w: string): string => `mem[(args[${slot}u] >> 2u) + ${w}]`;
+
+/** Word w of the array at argument slot `slot` in the device memory. */
+const memoryWord = (slot: number, w: string, atomic: boolean): string => (atomic ? `atomicLoad(&${wordRef(slot, w)})` : wordRef(slot, w));
+
+/** Reads and writes of words of the arrays in the device memory, as it is declared (atomic or not: deviceMemoryDeclarations). */
+export interface MemoryWords {
+  /** Word w (a u32 expression) of the array at argument slot `slot`. */
+  load(slot: number, w: string): string;
+  /** A statement storing u32 `value` there. */
+  store(slot: number, w: string, value: string): string;
+}
+
+export const memoryWords = (atomic: boolean): MemoryWords => ({
+  load: (slot, w) => memoryWord(slot, w, atomic),
+  store: (slot, w, value) => (atomic ? `atomicStore(&${wordRef(slot, w)}, ${value});` : `${wordRef(slot, w)} = ${value};`),
+});
 
 /**
  * An operand of integers or one-byte floats: element i is the (bytes)-wide field of its
@@ -480,6 +496,25 @@ export interface TiledProduct {
    * C's last element (a packed half's buffer is whole words).
    */
   readonly storePair?: (value: string, row: string, col: string, z: string) => string;
+  /** Which tile each workgroup computes, where not the plain grid over (count, rows, cols): a grouped GEMM's (TileSchedule). */
+  readonly schedule?: TileSchedule;
+}
+
+/**
+ * A caller's mapping of workgroups to tiles (a ragged dot's groups: ragged_dot_wgsl.ts),
+ * decided when the kernel runs. `prologue`: statements every invocation runs first, given
+ * `group` (the workgroup's index, u32) and `li` (its local index), that define the u32
+ * values `z` (the product the operands' expressions are given), `row0` and `col0` (the
+ * tile's first row and column), `rowEnd` (the tile's rows below it are loaded and
+ * stored; the rest belong to another group or to none), and `kBegin`, `kEnd` (the range
+ * of k summed; elements outside it load as zeros). All must be uniform over the
+ * workgroup (from workgroupUniformLoad: the k loop's barriers depend on them).
+ */
+export interface TileSchedule {
+  readonly workgroups: number;
+  /** Module-scope WGSL the prologue uses (its workgroup memory). */
+  readonly declarations: string;
+  readonly prologue: string;
 }
 
 const u = (x: number): string => `${x}u`;
@@ -496,7 +531,7 @@ export function spreadDispatch(groups: number, limits: GpuLimits): [number, numb
 /** WGSL statements loading one operand's BK x outer slice into workgroup memory. */
 function tileLoad(
   op: TileOperand, which: "A" | "B", outerTile: number, depth: number, threads: number,
-  outer0: string, outerExtent: number, kExtent: number, vectorOk: boolean, arith: Arithmetic,
+  outer0: string, outerExtent: string, k: { readonly low?: string; readonly end: string }, vectorOk: boolean, arith: Arithmetic,
 ): string {
   // Workgroup layout: tileA[k * BM + row], tileB[k * BN + col], both scalars: no store ever
   // writes one component of a vector (some WGSL translations turn that into a
@@ -513,7 +548,7 @@ function tileLoad(
   const body: string[] = [];
   body.push(`let kl = ${kLocal}; let ol = ${outerLocal};`);
   body.push(`let gk = k0 + kl; let go = ${outer0} + ol;`);
-  const inRange = `gk < ${u(kExtent)} && go < ${u(outerExtent)}`;
+  const inRange = `${k.low !== undefined ? `gk >= ${k.low} && ` : ""}gk < ${k.end} && go < ${outerExtent}`;
   if (width === 1) {
     body.push(`var v = ${arith.zero}; if (${inRange}) { v = ${op.scalar("go", "gk", "z")}; }`);
     body.push(put("kl", "ol", "v"));
@@ -552,13 +587,15 @@ export function renderTiledProduct(p: TiledProduct, tile: GemmTile, limits: GpuL
   const { threadsX: TX, threadsY: TY, rowsPerThread: RM, vec4sPerThread: NV } = tile;
   const threads = TX * TY;
   const tilesM = Math.ceil(p.rows / BM), tilesN = Math.ceil(p.cols / BN);
-  const groups = p.rows === 0 || p.cols === 0 ? 0 : p.count * tilesM * tilesN;
+  const s = p.schedule;
+  const groups = s !== undefined ? s.workgroups : p.rows === 0 || p.cols === 0 ? 0 : p.count * tilesM * tilesN;
   const dispatch = spreadDispatch(groups, limits);
   if ("declined" in dispatch) return dispatch;
   const acc = (i: number, v: number): string => `acc_${i}_${v}`;
   const arith = ARITHMETIC[p.accumulator ?? "f32"];
   const lines: string[] = [];
   lines.push(p.declarations);
+  if (s !== undefined) lines.push(s.declarations);
   lines.push(`var<workgroup> tileA: array<${arith.scalar}, ${BK * BM}>;`);
   lines.push(`var<workgroup> tileB: array<${arith.scalar}, ${BK * BN}>;`);
   lines.push("");
@@ -567,15 +604,21 @@ export function renderTiledProduct(p: TiledProduct, tile: GemmTile, limits: GpuL
   // The workgroup id is uniform, so the early return keeps the barriers below in uniform control flow.
   lines.push(`  let group = wid.x + wid.y * nwg.x;`);
   lines.push(`  if (group >= ${u(groups)}) { return; }`);
-  lines.push(`  let tileN = group % ${u(tilesN)};`);
-  lines.push(`  let tileM = (group / ${u(tilesN)}) % ${u(tilesM)};`);
-  lines.push(`  let z = group / ${u(tilesN * tilesM)};`);
-  lines.push(`  let row0 = tileM * ${u(BM)};`);
-  lines.push(`  let col0 = tileN * ${u(BN)};`);
+  if (s !== undefined) lines.push(s.prologue);
+  else {
+    lines.push(`  let tileN = group % ${u(tilesN)};`);
+    lines.push(`  let tileM = (group / ${u(tilesN)}) % ${u(tilesM)};`);
+    lines.push(`  let z = group / ${u(tilesN * tilesM)};`);
+    lines.push(`  let row0 = tileM * ${u(BM)};`);
+    lines.push(`  let col0 = tileN * ${u(BN)};`);
+  }
+  // A schedule's rows end and range of k are its prologue's values; the walk over k starts at a multiple of BK (vec4 loads stay aligned).
+  const rowEnd = s !== undefined ? "rowEnd" : u(p.rows);
+  const k = s !== undefined ? { low: "kBegin", end: "kEnd" } : { end: u(p.depth) };
   for (let i = 0; i < RM; i++) for (let v = 0; v < NV; v++) lines.push(`  var ${acc(i, v)} = ${arith.vector}(${arith.zero});`);
-  lines.push(`  for (var k0 = 0u; k0 < ${u(p.depth)}; k0 = k0 + ${u(BK)}) {`);
-  lines.push(tileLoad(p.a, "A", BM, BK, threads, "row0", p.rows, p.depth, vectorA, arith));
-  lines.push(tileLoad(p.b, "B", BN, BK, threads, "col0", p.cols, p.depth, vectorB, arith));
+  lines.push(`  for (var k0 = ${s !== undefined ? `kBegin / ${u(BK)} * ${u(BK)}` : "0u"}; k0 < ${k.end}; k0 = k0 + ${u(BK)}) {`);
+  lines.push(tileLoad(p.a, "A", BM, BK, threads, "row0", rowEnd, k, vectorA, arith));
+  lines.push(tileLoad(p.b, "B", BN, BK, threads, "col0", u(p.cols), k, vectorB, arith));
   lines.push("    workgroupBarrier();");
   lines.push(`    for (var kk = 0u; kk < ${u(BK)}; kk = kk + 1u) {`);
   for (let v = 0; v < NV; v++) {
@@ -591,7 +634,7 @@ export function renderTiledProduct(p: TiledProduct, tile: GemmTile, limits: GpuL
   lines.push("  }");
   for (let i = 0; i < RM; i++) {
     lines.push(`  let row_${i} = row0 + lid.y * ${u(RM)} + ${u(i)};`);
-    lines.push(`  if (row_${i} < ${u(p.rows)}) {`);
+    lines.push(`  if (row_${i} < ${rowEnd}) {`);
     for (let v = 0; v < NV; v++) {
       const col = `col_${i}_${v}`;
       lines.push(`    let ${col} = col0 + (lid.x * ${u(NV)} + ${u(v)}) * 4u;`);

@@ -33,8 +33,8 @@ import type { ArgumentSlots } from "./epilogue_wgsl.js";
 import { renderSkinny, SKINNY_MAX_ROWS, skinnyLayout } from "./gemm_skinny_wgsl.js";
 import { storageBytes } from "../../types/element_type.js";
 import {
-  defaultTile, deviceMemoryDeclarations, operandAccess, productStorage, productValue, renderTiledProduct, resultAccess, storageHelpers, type GemmTile, type GpuBinding,
-  type GpuKernel, type GpuLimits, type KernelChoice, type KernelMemory, type StorageType, type TileOperand,
+  defaultTile, deviceMemoryDeclarations, memoryWords, type MemoryWords, operandAccess, productStorage, productValue, renderTiledProduct, resultAccess, storageHelpers, type GemmTile, type GpuBinding,
+  type GpuKernel, type GpuLimits, type KernelChoice, type KernelMemory, type StorageType, type TileOperand, type TileSchedule,
 } from "./gemm_tiles_wgsl.js";
 
 /** What an epilogue's statements are given for one element of C. */
@@ -79,6 +79,23 @@ export interface GemmWgslOptions {
   readonly memory?: KernelMemory;
   /** With memory "device": the argument slots of A, B and C (default 0, 1, 2; an output fusion's follow its parameters). */
   readonly slots?: ArgumentSlots;
+  /** A grouped GEMM (a ragged dot: ragged_dot_wgsl.ts): the tiled kernel, its workgroups' tiles from this schedule. */
+  readonly grouped?: GroupedGemm;
+}
+
+/**
+ * How a grouped GEMM's workgroups find their tiles and operands (ragged_dot_wgsl.ts). Its
+ * schedule's prologue (gemm_tiles_wgsl.ts TileSchedule) also defines `bBase`, the
+ * element at which its B matrix starts (a group's, in place of z·k·n), and `cz`, the
+ * matrix of C it stores to (in place of z); A is the spec's, at z·m·k.
+ */
+export interface GroupedGemm {
+  /** `words`: how the prologue reads and writes words of the device memory (atomic where the result is stored by bytes). */
+  schedule(tile: GemmTile, words: MemoryWords): TileSchedule;
+  /** Matrices of C (default: the spec's batch). */
+  readonly resultMatrices: number;
+  /** Whether its range of k starts anywhere (vec4 loads along k are then not aligned: scalar loads). */
+  readonly raggedDepth: boolean;
 }
 
 const u = (x: number): string => `${x}u`;
@@ -105,26 +122,31 @@ export function gemmKernel(spec: GemmSpec, limits: GpuLimits, options: GemmWgslO
   const memory = options.memory ?? "bindings";
   const epilogue = options.epilogue;
   const plain = outputType === "f32" && accumulator === "f32";
+  const grouped = options.grouped;
   if (!plain && options.kind === "skinny") return declined(spec, "the skinny kernel sums and stores f32 only");
-  const kind = options.kind ?? (plain && (m <= SKINNY_MAX_ROWS || n === 1) ? "skinny" : "tiled");
+  if (grouped !== undefined && (options.kind === "skinny" || epilogue !== undefined || memory !== "device")) return declined(spec, "a grouped GEMM is the tiled kernel on the device memory, with no epilogue");
+  const kind = options.kind ?? (grouped === undefined && plain && (m <= SKINNY_MAX_ROWS || n === 1) ? "skinny" : "tiled");
+  // C's matrices: a grouped GEMM's may be more than its batch (one a group and batch).
+  const matrices = grouped?.resultMatrices ?? batch;
   // A result narrower than a word: by vec4s (n a multiple of 4) or, a 2-byte type, pairs
   // of columns (n even, or one row: else a word would hold two rows' elements, two
   // invocations'); else element by element, through byte stores on an atomic memory.
   const bytes = storageBytes(outputType);
   const outVectors = n % 4 === 0 && epilogue === undefined && (outputType !== "f32" || kind === "tiled");
-  const outPairs = bytes === 2 && epilogue === undefined && (n % 2 === 0 || batch * m === 1);
+  const outPairs = bytes === 2 && epilogue === undefined && (n % 2 === 0 || matrices * m === 1);
   const atomic = epilogue !== undefined ? epilogue.storesBytes === true : bytes < 4 && !outVectors && !outPairs;
   if (atomic && memory !== "device") return declined(spec, `the ${outputType} output would be stored element by element, which needs memory "device" (its words atomic)`);
   const allowVectors = options.vectorLoads ?? true;
   // Vector loads need the operand's contiguous extent to be a multiple of 4.
-  const lhsVectors = allowVectors && (lhsT ? m : k) % 4 === 0;
-  const rhsVectors = allowVectors && (rhsT ? k : n) % 4 === 0;
+  const lhsVectors = allowVectors && (lhsT ? m : k) % 4 === 0 && !(grouped?.raggedDepth === true && !lhsT);
+  const rhsVectors = allowVectors && (rhsT ? k : n) % 4 === 0 && !(grouped?.raggedDepth === true && rhsT);
   const slots = options.slots ?? DEFAULT_SLOTS;
   const lhs = operandAccess("lhs", slots.lhs, lhsType, lhsVectors, memory, accumulator, atomic);
   const rhs = operandAccess("rhs", slots.rhs, rhsType, rhsVectors, memory, accumulator, atomic);
   // Element offsets of A(z, row, p) and B(z, p, col).
   const aAt = (row: string, p: string, z: string): string => (lhsT ? `${z} * ${u(m * k)} + (${p}) * ${u(m)} + ${row}` : `${z} * ${u(m * k)} + (${row}) * ${u(k)} + ${p}`);
-  const bAt = (p: string, col: string, z: string): string => (rhsT ? `${z} * ${u(k * n)} + (${col}) * ${u(k)} + ${p}` : `${z} * ${u(k * n)} + (${p}) * ${u(n)} + ${col}`);
+  const bMatrix = (z: string): string => (grouped !== undefined ? "bBase" : `${z} * ${u(k * n)}`);
+  const bAt = (p: string, col: string, z: string): string => (rhsT ? `${bMatrix(z)} + (${col}) * ${u(k)} + ${p}` : `${bMatrix(z)} + (${p}) * ${u(n)} + ${col}`);
   const a: TileOperand = {
     scalar: (row, p, z) => lhs.scalar(aAt(row, p, z)),
     contiguous: lhsT ? "outer" : "k",
@@ -138,9 +160,9 @@ export function gemmKernel(spec: GemmSpec, limits: GpuLimits, options: GemmWgslO
 
   // The output and its store.
   const result = resultAccess(outputType, outVectors, memory, slots.out, atomic);
-  const outBytes = result.byteSize(batch * m * n);
+  const outBytes = result.byteSize(matrices * m * n);
   const site = (value: string, row: string, col: string, z: string): EpilogueSite => {
-    const fullRow = `(${z} * ${u(m)} + ${row})`;
+    const fullRow = `(${grouped !== undefined ? "cz" : z} * ${u(m)} + ${row})`;
     return { value, row: fullRow, col, index: `(${fullRow} * ${u(n)} + ${col})` };
   };
   const store = (value: string, row: string, col: string, z: string): string => {
@@ -193,7 +215,10 @@ export function gemmKernel(spec: GemmSpec, limits: GpuLimits, options: GemmWgslO
   const tile = options.tile ?? defaultTile(batch, m, n, limits);
   if ("declined" in tile) return declined(spec, tile.declined);
   const rendered = renderTiledProduct(
-    { count: batch, rows: m, cols: n, depth: k, declarations, accumulator, a, b, store, ...(storeVector !== undefined ? { storeVector } : {}), ...(storePair !== undefined ? { storePair } : {}) },
+    {
+      count: batch, rows: m, cols: n, depth: k, declarations, accumulator, a, b, store, ...(storeVector !== undefined ? { storeVector } : {}), ...(storePair !== undefined ? { storePair } : {}),
+      ...(grouped !== undefined ? { schedule: grouped.schedule(tile, memoryWords(atomic)) } : {}),
+    },
     tile, limits, lhsVectors, rhsVectors,
   );
   if ("declined" in rendered) return declined(spec, rendered.declined);

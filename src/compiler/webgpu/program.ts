@@ -37,6 +37,7 @@ import { customCallKernelWgsl, PARAMETERIZED_KERNELS, type ParameterizedKernel }
 import { DEFAULT_GPU_LIMITS, productStorage, type GpuLimits } from "./gemm_tiles_wgsl.js";
 import { dotDecomposerFor } from "../passes/dot_decomposer.js";
 import { gpuControlAllowed, planGpuControl, type GpuControlPlan } from "./gpu_control.js";
+import { STATUS_WORDS } from "./ragged_dot_wgsl.js";
 
 /**
  * A kernel run over its buffers (operands, then results); a copy (run by a copy kernel,
@@ -88,6 +89,12 @@ export interface GpuProgram extends GpuStepList {
   readonly subgroups: boolean;
   /** Which loops and conditionals the GPU decides (gpu_control.ts: no readback an iteration, none for a selector) and why the others read theirs back. */
   readonly control: GpuControlPlan;
+  /**
+   * The constant whose words are the program's status word, where a kernel reports
+   * run-time errors there (WgslKernel.status: a ragged dot's negative group size): zeroed
+   * before each run, read with its results (executable.ts).
+   */
+  readonly status: number | undefined;
 }
 
 const elementTypeName = (s: Shape): string => (s.kind === "array" ? s.elementType : s.kind);
@@ -97,9 +104,6 @@ const HOST_REASONS: Partial<Record<Opcode, (inst: Instruction) => string>> = {
   rng: () => "rng draws from the interpreter's random stream (not a counter-based generator a kernel could compute)",
   // decompose expands the others into the sort kernel (compiler/expansions/top_k.ts).
   topK: (inst) => `topK of ${elementTypeName(inst.operands[0]!.shape)}: only f32, bf16 and integer top-k become a sort (the CPU backends' sort kernels, which the expansion also serves, compare no f16 or f8 keys), so the interpreter's topK runs it`,
-  // A kernel cannot raise the error, and rewriting it as a dot against every group would
-  // drop the check and multiply the work (and the product's memory) by the group count.
-  raggedDot: () => "ragged-dot has no WGSL kernel (the CPU backends' grouped GEMM, kernel/ragged_dot_plan.ts, is not rendered in WGSL, nor the check of its group sizes): the interpreter's kernel runs it",
 };
 
 /** Why an ApproxTopK reaches the planner: decompose expands every one the interpreter would run (compiler/expansions/top_k.ts). */
@@ -157,15 +161,25 @@ interface PlanContext {
   readonly constants: ConstantLeaf[];
   readonly nested: Map<Computation, GpuStepList>;
   readonly copyKernels: Map<number, number>;
+  /** The status word's constant, made when a kernel first reports there. */
+  status: number | undefined;
 }
 
 function planProgramSteps(module: HloModule, limits: GpuLimits, subgroups: boolean): Omit<GpuProgram, "module" | "log" | "limits" | "subgroups" | "control"> {
-  const ctx: PlanContext = { limits, subgroups, rowBuffers: rowBuffersAllowed(), kernels: [], kernelBySource: new Map(), constants: [], nested: new Map(), copyKernels: new Map() };
+  const ctx: PlanContext = {
+    limits, subgroups, rowBuffers: rowBuffersAllowed(), kernels: [], kernelBySource: new Map(), constants: [], nested: new Map(), copyKernels: new Map(), status: undefined,
+  };
   const { list, donation } = planSteps(module.entry, ctx, module);
   return {
     ...list, kernels: ctx.kernels, constants: ctx.constants, resultShape: module.entry.root.shape, copyKernels: ctx.copyKernels,
-    donated: donation.donated, outputAliases: donation.aliases,
+    donated: donation.donated, outputAliases: donation.aliases, status: ctx.status,
   };
+}
+
+/** The status word's location (a constant of the program's, which the executable zeroes before each run). */
+function statusLocation(ctx: PlanContext): Location {
+  ctx.status ??= ctx.constants.push({ shape: arrayShape("u32", [STATUS_WORDS]), data: new Uint32Array(STATUS_WORDS) }) - 1;
+  return { space: "constant", index: ctx.status };
 }
 
 function kernelIndex(ctx: PlanContext, kernel: WgslKernel): number {
@@ -303,7 +317,9 @@ function planSteps(entry: Computation, ctx: PlanContext, module?: HloModule): { 
         if (readsElementForElement((inst as Instruction<"fusion">).attrs.calledComputation, i)) overParameter.push({ step: steps.length, result: results[0]!.index, leaf: l.index });
       });
     }
-    steps.push({ kind: "kernel", name: inst.name, kernel: index, buffers: [...operands, ...results, ...workspace], ...(parameters !== undefined ? { parameters } : {}) });
+    // The status word a kernel reports run-time errors in, after the rest.
+    const status = kernel.status === true ? [statusLocation(ctx)] : [];
+    steps.push({ kind: "kernel", name: inst.name, kernel: index, buffers: [...operands, ...results, ...workspace, ...status], ...(parameters !== undefined ? { parameters } : {}) });
     leaves.set(inst, results);
   }
 

@@ -44,6 +44,8 @@ export interface WgslKernel {
   readonly what?: string;
   /** It uses subgroup operations (WGSL's `subgroups` feature; a row's workgroup combining its lanes' values). */
   readonly subgroups?: boolean;
+  /** It reports a run-time error in the program's status word (GpuProgram.status), bound after its results: a ragged dot's negative group size (ragged_dot_wgsl.ts). */
+  readonly status?: boolean;
 }
 
 

@@ -82,14 +82,18 @@ const operandValues = (arith: Arith, operand: Literal): Scalar[] =>
   operand.values().map((v) => arith.from(v, operand.elementType));
 
 /**
- * Raises ragged-dot's ExecutionError for a negative group size. The compiled backends
- * run it before their kernels (a check step), so every backend raises the same error.
+ * Raises ragged-dot's ExecutionError for a negative group size. The CPU backends run it
+ * before their kernels (a check step), so every backend raises the same error.
  */
 export function checkGroupSizes(groupSizes: Literal): void {
   groupSizes.values().forEach((s, k) => {
-    if (Number(s) < 0) throw new ExecutionError(`ragged-dot: group_sizes[${k}] is ${s}; group sizes must be non-negative`);
+    if (Number(s) < 0) throw negativeGroupSizeError(k, s as number | bigint);
   });
 }
+
+/** The error of group size `size` at `index`, negative (the WebGPU kernel reports one in a status word: webgpu/ragged_dot_wgsl.ts). */
+export const negativeGroupSizeError = (index: number, size: number | bigint): ExecutionError =>
+  new ExecutionError(`ragged-dot: group_sizes[${index}] is ${size}; group sizes must be non-negative`);
 
 /** Start offsets of each group from the group sizes (a prefix sum). */
 function groupStarts(groupSizes: Literal): number[] {

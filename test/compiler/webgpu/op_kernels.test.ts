@@ -412,7 +412,7 @@ test("scatter of two inputs (values and their positions, a max-with-index update
     "dense<[[2], [0], [2], [9], [1]]> : tensor<5x1xi32>", "dense<[3.0, 0.5, 2.0, 8.0, 0.0]> : tensor<5xf32>", "dense<[10, 11, 12, 13, 14]> : tensor<5xi32>"]);
 });
 
-test("a dot of preds runs as an s32 GEMM compared with zero (the interpreter's OR of ANDs); a ragged dot stays on the host with its reason", { skip }, async () => {
+test("a dot of preds runs as an s32 GEMM compared with zero (the interpreter's OR of ANDs); a ragged dot is a kernel", { skip }, async () => {
   const text = `func.func @main(%a: tensor<2x3x5xi1>, %b: tensor<2x5x4xi1>) -> tensor<2x3x4xi1> {
   %0 = stablehlo.dot_general %a, %b, batching_dims = [0] x [0], contracting_dims = [2] x [1] : (tensor<2x3x5xi1>, tensor<2x5x4xi1>) -> tensor<2x3x4xi1>
   return %0 : tensor<2x3x4xi1>
@@ -429,7 +429,9 @@ ENTRY %main (x: f32[3,1], w: f32[2,1,1], g: s32[2]) -> f32[3,1] {
   %g = s32[2]{0} parameter(2)
   ROOT %d = f32[3,1]{1,0} ragged-dot(f32[3,1]{1,0} %x, f32[2,1,1]{2,1,0} %w, s32[2]{0} %g), lhs_contracting_dims={1}, rhs_contracting_dims={1}, lhs_ragged_dims={0}, rhs_group_dims={0}
 }`), {});
-  assert.deepEqual(ragged.steps.flatMap((s) => (s.kind === "host" ? [s.why] : [])), ["ragged-dot has no WGSL kernel (the CPU backends' grouped GEMM, kernel/ragged_dot_plan.ts, is not rendered in WGSL, nor the check of its group sizes): the interpreter's kernel runs it"]);
+  // Since session 51 a kernel (ragged_dot.test.ts): nothing on the host, the status word bound after the result.
+  assert.deepEqual(ragged.steps.flatMap((s) => (s.kind === "host" ? [s.why] : [])), [], dumpGpuProgram(ragged));
+  assert.match(dumpGpuProgram(ragged), /kernel d [^\n]*ragged gemm 3x1x1 2 groups of rows[^\n]*: p0, p1, p2, o0, c0/);
 });
 
 test("an ApproxTopK the interpreter refuses stays on the host with its reason, and the run reports the interpreter's error", { skip }, async () => {
