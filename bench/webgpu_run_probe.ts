@@ -1,6 +1,8 @@
 // What one run of a bench workload costs on the WebGPU backend, and what it asks of the
-// device: node dist/bench/webgpu_run_probe.js [softmax|encoder] [ROWS] [RUNS]. Compiles
-// softmax ROWSx1024 (default 4096) or the bench's encoder block, runs it once to warm up,
+// device: node dist/bench/webgpu_run_probe.js [softmax|encoder|matmul] [SIZE] [RUNS]. Compiles
+// softmax SIZEx1024 (SIZE: rows, default 4096), the bench's encoder block, or the product
+// of an MxK and a KxN matrix (SIZE: MxKxN, default 128x256x256: the encoder's
+// projections), runs it once to warm up,
 // counts the WebGPU calls of one execute (the device's and queue's methods wrapped:
 // command encoders, passes, pipelines set, bind groups, dispatches, submits, writeBuffer,
 // buffers, bind groups and pipelines made), then times RUNS runs (default 3) ending at the
@@ -17,13 +19,15 @@ import { toLiterals } from "./runners/xlats_interpreter.js";
 import { buildComputation, makeInputs, type Workload } from "./workloads/index.js";
 
 const kind = process.argv[2] ?? "softmax";
-const rows = Number(process.argv[3] ?? 4096);
+const size = (process.argv[3] ?? (kind === "matmul" ? "128x256x256" : "4096")).split("x").map(Number);
 const runs = Number(process.argv[4] ?? 3);
-if ((kind !== "softmax" && kind !== "encoder") || !(Number.isInteger(rows) && rows > 0) || !(Number.isInteger(runs) && runs > 0)) {
-  console.error("usage: node dist/bench/webgpu_run_probe.js [softmax|encoder] [ROWS] [RUNS]");
+const sizeOk = size.every((n) => Number.isInteger(n) && n > 0) && size.length === (kind === "matmul" ? 3 : 1);
+if (!["softmax", "encoder", "matmul"].includes(kind) || !sizeOk || !(Number.isInteger(runs) && runs > 0)) {
+  console.error("usage: node dist/bench/webgpu_run_probe.js [softmax|encoder|matmul] [ROWS | MxKxN] [RUNS]");
   process.exit(2);
 }
-const w: Workload = kind === "softmax" ? { kind, rows, cols: 1024 } : { kind: "transformer", seq: 128, model: 256, heads: 4, ff: 1024 };
+const [rows, k, n] = size as [number, number, number];
+const w: Workload = kind === "softmax" ? { kind, rows, cols: 1024 } : kind === "matmul" ? { kind, m: rows, k, n } : { kind: "transformer", seq: 128, model: 256, heads: 4, ff: 1024 };
 const inputs = makeInputs(w);
 const exe = (await compile(buildComputation(w, inputs), { backend: "webgpu" })) as unknown as WebGpuExecutable;
 
@@ -73,7 +77,7 @@ const timed = async (read: boolean): Promise<{ wallMs: number; cpuMs: number }> 
 const noRead = await timed(false);
 const withRead = await timed(true);
 console.log(JSON.stringify({
-  workload: kind === "softmax" ? `softmax ${rows}x1024` : "encoder s128 d256 h4 ff1024", zeroInit: process.env["XLATS_WEBGPU_ZERO_INIT"] === "1",
+  workload: kind === "softmax" ? `softmax ${rows}x1024` : kind === "matmul" ? `matmul ${rows}x${k}x${n}` : "encoder s128 d256 h4 ff1024", zeroInit: process.env["XLATS_WEBGPU_ZERO_INIT"] === "1",
   kernels: exe.stats.kernels, callsPerExecute: calls, noRead, withRead, load: +loadavg()[0]!.toFixed(1), at: new Date().toISOString(),
 }));
 for (const a of args) a.delete();
