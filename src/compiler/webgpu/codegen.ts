@@ -131,8 +131,8 @@ export function rowBuffersAllowed(): boolean {
  * dispatches at most on a software adapter (SwiftShader: isFallbackAdapter), its
  * workgroups then taking the rows in turn. There a workgroup's start is costly beside
  * its row: the driver zeroes its workgroup memory (a browser cannot turn that off; for
- * softmax 4096x1024's 8 KiB of row buffers, 3.7 CPU-s of the 4.3 a run, against 0.5 with
- * 64 workgroups; Node, Dawn on SwiftShader, 2026-12-02), and the subgroup leaders' two
+ * softmax 4096x1024's 8 KiB of row buffers, 3.7 CPU-s a run with it, 0.6 without it, 0.5
+ * with it and 64 workgroups; Node, Dawn on SwiftShader, 2026-12-02), and the subgroup leaders' two
  * barriers run once a workgroup. 16 to 64 measured alike on 2 cores, 128 and more
  * slower. A GPU's workgroups start in hardware and it needs many in flight: a row each, as before.
  */
