@@ -25,6 +25,8 @@ export interface GpuContext {
   readonly description: string;
   /** Whether the device has WGSL's `subgroups` feature. */
   readonly subgroups: boolean;
+  /** Whether the adapter runs on the CPU (a fallback adapter: SwiftShader), where starting a workgroup is costly (codegen.ts rowWorkgroupsFor). */
+  readonly software: boolean;
 }
 
 /**
@@ -86,7 +88,8 @@ async function acquire(): Promise<GpuContext> {
   const info = adapter.info ?? {};
   const name = [info.vendor, info.architecture, info.device, info.description].filter((s) => s !== undefined && s !== "").join(" ") || "unnamed adapter";
   const description = `${name} (${featuresText(adapter.features)})`;
-  const context: GpuContext = { gpu, device, adapter, limits: device.limits, description, subgroups };
+  const software = info.isFallbackAdapter === true || adapter.isFallbackAdapter === true;
+  const context: GpuContext = { gpu, device, adapter, limits: device.limits, description: software ? `${description}, a software adapter` : description, subgroups, software };
   // A lost device is made again on the next gpuContext (unless a newer one has replaced it already).
   const mine = pending;
   void device.lost.then(() => {

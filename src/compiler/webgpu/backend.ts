@@ -27,7 +27,7 @@ import { verifyModule } from "../../ir/verify.js";
 import type { CompilerBackend } from "../backend_contract.js";
 import type { CompileOptions } from "../index.js";
 import { gpuAvailable, gpuContext } from "./adapter.js";
-import { webgpuCapabilities } from "./codegen.js";
+import { rowWorkgroupsFor, webgpuCapabilities } from "./codegen.js";
 import { dumpGpuProgram, WebGpuExecutable, type GpuArray } from "./executable.js";
 import { planGpuProgram, type GpuStep } from "./program.js";
 import { allSteps } from "../control_flow.js";
@@ -50,7 +50,7 @@ function subgroupsAllowed(): boolean {
 async function compileForGpu(module: HloModule, options: CompileOptions): Promise<WebGpuExecutable> {
   const started = performance.now();
   const gpu = await gpuContext();
-  return WebGpuExecutable.load(planGpuProgram(module, options, gpu.limits, gpu.subgroups && subgroupsAllowed()), gpu, started);
+  return WebGpuExecutable.load(planGpuProgram(module, options, gpu.limits, gpu.subgroups && subgroupsAllowed(), rowWorkgroupsFor(gpu.software)), gpu, started);
 }
 
 const asModule = (program: Computation | HloModule): HloModule => (program instanceof Computation ? new HloModule(program.name, program) : program);

@@ -25,6 +25,7 @@ import type { Computation, Instruction } from "../../ir/computation.js";
 import { gemmGeometryOfDot, gemmKernelName, type GemmSpec } from "../kernel/gemm_plan.js";
 import { storageBytes, type ElementType } from "../../types/element_type.js";
 import type { Opcode } from "../../ir/opcodes.js";
+import { CompileError } from "../../types/errors.js";
 import { convKernel, convWgslGeometry } from "./conv_wgsl.js";
 import { bitcastConvertKernelWgsl, dynamicUpdateSliceKernelWgsl, gatherKernelWgsl, reduceWindowKernelWgsl, rngBitGeneratorKernelWgsl, scatterKernelWgsl } from "./op_kernels_wgsl.js";
 import { selectAndScatterKernelWgsl } from "./select_scatter_wgsl.js";
@@ -127,6 +128,32 @@ export function rowBuffersAllowed(): boolean {
 }
 
 /**
+ * Workgroups a kernel running a row per workgroup (row reductions and pipelines)
+ * dispatches at most on a software adapter (SwiftShader: isFallbackAdapter), its
+ * workgroups then taking the rows in turn. There a workgroup's start is costly beside
+ * its row: the driver zeroes its workgroup memory (a browser cannot turn that off; for
+ * softmax 4096x1024's 8 KiB of row buffers, 3.7 CPU-s a run with it, 0.6 without it, 0.5
+ * with it and 64 workgroups; Node, Dawn on SwiftShader, 2026-12-02), and the subgroup leaders' two
+ * barriers run once a workgroup. 16 to 64 measured alike on 2 cores, 128 and more
+ * slower. A GPU's workgroups start in hardware and it needs many in flight: a row each, as before.
+ */
+export const SOFTWARE_ROW_WORKGROUPS = 64;
+
+/**
+ * The most workgroups a row kernel dispatches on this adapter (SOFTWARE_ROW_WORKGROUPS
+ * on a software one, else no limit), unless XLATS_WEBGPU_ROW_WORKGROUPS says otherwise
+ * (a positive integer, or "all": a row per workgroup; to compare both forms). Read at each compile.
+ */
+export function rowWorkgroupsFor(software: boolean): number {
+  const value = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env?.["XLATS_WEBGPU_ROW_WORKGROUPS"];
+  if (value === undefined || value === "") return software ? SOFTWARE_ROW_WORKGROUPS : Infinity;
+  if (value === "all") return Infinity;
+  const n = Number(value);
+  if (!Number.isSafeInteger(n) || n < 1) throw new CompileError(`XLATS_WEBGPU_ROW_WORKGROUPS must be a positive integer or "all", not ${JSON.stringify(value)}`);
+  return n;
+}
+
+/**
  * The fusion kernels' questions (kernel/fusion_kernel.ts) answered for a GPU of these
  * limits: rows of reductions by workgroups, their lanes' values combined through
  * subgroup operations where the device has them (`subgroups`) and WGSL has the
@@ -138,8 +165,8 @@ const gpuFusionTarget = (limits: GpuLimits, subgroups: boolean, rowBuffers: bool
 });
 
 /** The WGSL kernel of fusion `fused` (a loop or input fusion), or why this backend does not compile it. */
-export function wgslFusionKernel(fused: Computation, limits: GpuLimits, subgroups = false, rowBuffers = true): WgslKernel | Declined {
-  return renderFusion(fused, [], gpuFusionTarget(limits, subgroups, rowBuffers), ({ kernel, units }) => printKernelWgsl(kernel, units.parallelExtent, MAX_WORKGROUPS_PER_DIMENSION));
+export function wgslFusionKernel(fused: Computation, limits: GpuLimits, subgroups = false, rowBuffers = true, rowWorkgroups = Infinity): WgslKernel | Declined {
+  return renderFusion(fused, [], gpuFusionTarget(limits, subgroups, rowBuffers), ({ kernel, units }) => printKernelWgsl(kernel, units.parallelExtent, MAX_WORKGROUPS_PER_DIMENSION, rowWorkgroups));
 }
 
 /**

@@ -205,24 +205,30 @@ const ON_HOST: Encoding = { region: undefined, root: undefined };
 
 /** One run's command encoding and counts. */
 class RunState {
-  encoder: GpuCommandEncoder;
-  pass: GpuComputePass | undefined;
+  /** Made when a kernel is first encoded after a submit (none at the end of a run). */
+  private encoder: GpuCommandEncoder | undefined;
+  private passOpen: GpuComputePass | undefined;
   ctx: ReturnType<typeof createEvalContext> | undefined;
   dispatches = 0;
   readbacks = 0;
   readbackBytes = 0;
   reencodedBatches = 0;
 
-  constructor(private readonly device: GpuDevice, readonly options: EvaluateOptions) {
-    this.encoder = device.createCommandEncoder();
+  constructor(private readonly device: GpuDevice, readonly options: EvaluateOptions) {}
+
+  /** The compute pass kernels are encoded into, begun where none is open. */
+  get pass(): GpuComputePass {
+    this.encoder ??= this.device.createCommandEncoder();
+    return (this.passOpen ??= this.encoder.beginComputePass());
   }
 
-  /** Submits what is encoded: before a readback, and at the end. */
+  /** Submits what is encoded, if anything: before a readback, and at the end. */
   flush(): void {
-    this.pass?.end();
-    this.pass = undefined;
+    if (this.encoder === undefined) return;
+    this.passOpen?.end();
+    this.passOpen = undefined;
     this.device.queue.submit([this.encoder.finish()]);
-    this.encoder = this.device.createCommandEncoder();
+    this.encoder = undefined;
   }
 }
 
@@ -561,7 +567,6 @@ export class WebGpuExecutable {
   /** Encodes the gate kernel with these arguments (gpu_control.ts): from a pred or selector, the flags, counts and live workgroup counts of its regions. */
   private gate(args: readonly number[], run: RunState): void {
     const slot = this.slotFor(args, run);
-    run.pass ??= run.encoder.beginComputePass();
     run.pass.setPipeline(this.control!.gate);
     run.pass.setBindGroup(0, this.currentBindGroups().gate!, [slot * ARGUMENT_SLOT]);
     run.pass.dispatchWorkgroups(1);
@@ -587,7 +592,6 @@ export class WebGpuExecutable {
   private dispatch(kernel: number, offsets: readonly number[], run: RunState, gate?: GateRegion): void {
     const slot = this.slotFor(offsets, run);
     const k = this.program.kernels[kernel]!;
-    run.pass ??= run.encoder.beginComputePass();
     run.pass.setPipeline(this.pipelines[kernel]!);
     run.pass.setBindGroup(0, this.currentBindGroups().kernel, [slot * ARGUMENT_SLOT]);
     if (gate === undefined) run.pass.dispatchWorkgroups(k.workgroups[0], k.workgroups[1]);
@@ -749,7 +753,9 @@ function dumpSteps(program: GpuProgram, list: GpuStepList, indent: string, lines
     switch (s.kind) {
       case "kernel": {
         const k = program.kernels[s.kernel]!;
-        const units = k.invocationsPerUnit === 1 ? `${k.units} invocations` : `${k.units} workgroups of ${k.invocationsPerUnit}`;
+        const groups = k.workgroups[0] * k.workgroups[1];
+        const units = k.invocationsPerUnit === 1 ? `${k.units} invocations`
+          : groups < k.units ? `${k.units} rows, ${groups} workgroups of ${k.invocationsPerUnit} taking them in turn` : `${k.units} workgroups of ${k.invocationsPerUnit}`;
         const how = [k.what, k.subgroups === true ? "subgroup operations" : undefined].filter((x) => x !== undefined).map((x) => `, ${x}`).join("");
         lines.push(`${indent}kernel ${s.name} (WGSL kernel ${s.kernel}${how}, ${units}): ${s.buffers.map(locationText).join(", ")}`);
         break;

@@ -23,7 +23,9 @@ export interface GpuLimits {
 export interface GpuAdapter {
   readonly limits: GpuLimits;
   readonly features: ReadonlySet<string>;
-  readonly info?: { readonly vendor?: string; readonly architecture?: string; readonly device?: string; readonly description?: string };
+  readonly info?: { readonly vendor?: string; readonly architecture?: string; readonly device?: string; readonly description?: string; readonly isFallbackAdapter?: boolean };
+  /** Where GPUAdapterInfo does not have it yet (older browsers). */
+  readonly isFallbackAdapter?: boolean;
   requestDevice(descriptor?: { requiredLimits?: Record<string, number>; requiredFeatures?: string[] }): Promise<GpuDevice>;
 }
 

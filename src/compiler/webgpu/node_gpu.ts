@@ -39,7 +39,8 @@ export function prepareDawnEnvironment(): void {
  * cleared explicitly, wgsl_kernel.ts), so it would only cost time, and on SwiftShader a
  * great deal: it compiles as a store per element, 16 CPU-s for the 32 KB line of an
  * FFT of 4096 (41 ms without), seconds for a GEMM's tiles (2026-11-30). A browser's
- * pages cannot turn it off: there the same kernels run with it.
+ * pages cannot turn it off: there the same kernels run with it, and
+ * XLATS_WEBGPU_ZERO_INIT=1 leaves it on here, to measure what a page pays (bench/webgpu_run_probe.ts).
  */
 const DAWN_NO_WORKGROUP_INIT = "enable-dawn-features=disable_workgroup_init";
 
@@ -56,5 +57,5 @@ export async function nodeGpu(): Promise<Gpu | string> {
   }
   // Dawn's constants (GPUBufferUsage, ...) as a browser has them; the backend itself uses its own (gpu_types.ts).
   for (const [k, v] of Object.entries(dawn.globals)) if (!(k in globalThis)) (globalThis as Record<string, unknown>)[k] = v;
-  return dawn.create([DAWN_NO_WORKGROUP_INIT]);
+  return dawn.create(process.env["XLATS_WEBGPU_ZERO_INIT"] === "1" ? [] : [DAWN_NO_WORKGROUP_INIT]);
 }

@@ -132,7 +132,7 @@ const GPU_DOT_DECOMPOSER = dotDecomposerFor((types) => !isDeclined(productStorag
  * keeps a small product's epilogue as a loop kernel reading the product from cache):
  * on a GPU a second kernel is a second pass over memory.
  */
-export function planGpuProgram(program: Computation | HloModule, options: CompileOptions, limits: GpuLimits = DEFAULT_GPU_LIMITS, subgroups = false): GpuProgram {
+export function planGpuProgram(program: Computation | HloModule, options: CompileOptions, limits: GpuLimits = DEFAULT_GPU_LIMITS, subgroups = false, rowWorkgroups = Infinity): GpuProgram {
   const input = withDonation(program instanceof HloModule ? program : new HloModule(program.name, program), options.donate);
   verifyModule(input);
   const pipeline = moduleHasQuantization(input) ? QUANTIZED_PIPELINE
@@ -141,7 +141,7 @@ export function planGpuProgram(program: Computation | HloModule, options: Compil
     verify: options.verifyEachPass ?? false,
     ...(options.dumpAfterEach !== undefined ? { dump: options.dumpAfterEach } : {}),
   });
-  const steps = planProgramSteps(module, limits, subgroups);
+  const steps = planProgramSteps(module, limits, subgroups, rowWorkgroups);
   return { ...steps, control: planGpuControl(steps, gpuControlAllowed()), module, log, limits, subgroups };
 }
 
@@ -156,6 +156,8 @@ interface PlanContext {
   readonly subgroups: boolean;
   /** Whether row pipelines may keep rows in workgroup memory (codegen.ts rowBuffersAllowed). */
   readonly rowBuffers: boolean;
+  /** The most workgroups a row kernel dispatches (codegen.ts rowWorkgroupsFor). */
+  readonly rowWorkgroups: number;
   readonly kernels: WgslKernel[];
   readonly kernelBySource: Map<string, number>;
   readonly constants: ConstantLeaf[];
@@ -165,9 +167,9 @@ interface PlanContext {
   status: number | undefined;
 }
 
-function planProgramSteps(module: HloModule, limits: GpuLimits, subgroups: boolean): Omit<GpuProgram, "module" | "log" | "limits" | "subgroups" | "control"> {
+function planProgramSteps(module: HloModule, limits: GpuLimits, subgroups: boolean, rowWorkgroups: number): Omit<GpuProgram, "module" | "log" | "limits" | "subgroups" | "control"> {
   const ctx: PlanContext = {
-    limits, subgroups, rowBuffers: rowBuffersAllowed(), kernels: [], kernelBySource: new Map(), constants: [], nested: new Map(), copyKernels: new Map(), status: undefined,
+    limits, subgroups, rowBuffers: rowBuffersAllowed(), rowWorkgroups, kernels: [], kernelBySource: new Map(), constants: [], nested: new Map(), copyKernels: new Map(), status: undefined,
   };
   const { list, donation } = planSteps(module.entry, ctx, module);
   return {
@@ -260,7 +262,7 @@ function planSteps(entry: Computation, ctx: PlanContext, module?: HloModule): { 
         const { kind, calledComputation } = (inst as Instruction<"fusion">).attrs;
         if (addEmpty(inst)) continue;
         // An output fusion is its GEMM or convolution kernel with the epilogue in the store.
-        addKernelOrHost(inst, kind === "output" ? wgslOutputFusionKernel(calledComputation, limits) : wgslFusionKernel(calledComputation, limits, ctx.subgroups, ctx.rowBuffers));
+        addKernelOrHost(inst, kind === "output" ? wgslOutputFusionKernel(calledComputation, limits) : wgslFusionKernel(calledComputation, limits, ctx.subgroups, ctx.rowBuffers, ctx.rowWorkgroups));
         continue;
       }
       case "sort":

@@ -14,7 +14,7 @@ import assert from "node:assert/strict";
 import { both, webgpuSkip } from "./gpu_available.js";
 import { compile } from "../../../src/compiler/index.js";
 import { gpuContext, releaseGpu } from "../../../src/compiler/webgpu/adapter.js";
-import { rowWorkgroupSize, wgslFusionKernel } from "../../../src/compiler/webgpu/codegen.js";
+import { rowWorkgroupSize, rowWorkgroupsFor, SOFTWARE_ROW_WORKGROUPS, wgslFusionKernel } from "../../../src/compiler/webgpu/codegen.js";
 import { DEFAULT_GPU_LIMITS } from "../../../src/compiler/webgpu/gemm_tiles_wgsl.js";
 import { evaluate } from "../../../src/interpreter/evaluate.js";
 import {
@@ -29,6 +29,9 @@ import { randomProgram, type RandomProgramOptions } from "../random_program.js";
 import { HloModule } from "../../../src/ir/computation.js";
 import { parseHlo, printHlo } from "../../../src/text/hlo/index.js";
 import { planGpuProgram } from "../../../src/compiler/webgpu/program.js";
+import { dumpGpuProgram } from "../../../src/compiler/webgpu/executable.js";
+import type { WgslKernel } from "../../../src/compiler/webgpu/wgsl_kernel.js";
+import { CompileError } from "../../../src/types/errors.js";
 import type { Computation } from "../../../src/ir/computation.js";
 
 const skip = webgpuSkip;
@@ -332,6 +335,99 @@ test("row buffers leave the bits as they were: softmax (f32, f16 packed), layer 
     if (arg.elementType === "f32") {
       const tally: CompareTally = { compared: 0, unbounded: 0 };
       assert.equal(compareLeaf("f32", { cls: "rounded", ulps: 0, eps: 2 ** -23 }, evaluate(c, [arg]).values(), on.got.values(), tally), undefined, c.name);
+    }
+  }
+});
+
+/** Runs `f` with the environment variables set as given (undefined: unset), then restores them. */
+async function withEnv<T>(vars: Record<string, string | undefined>, f: () => T | Promise<T>): Promise<T> {
+  const before = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
+  const set = (values: Record<string, string | undefined>): void => {
+    for (const [k, v] of Object.entries(values)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  };
+  set(vars);
+  try {
+    return await f();
+  } finally {
+    set(before);
+  }
+}
+
+test("row kernels dispatch at most rowWorkgroups workgroups, each taking rows in turn; the kernel of before where the rows are fewer", async () => {
+  const kernelOf = (rows: number, n: number, rowWorkgroups: number, subgroups: boolean): WgslKernel => {
+    const p = planGpuProgram(softmaxOf("f32", rows, n), {}, DEFAULT_GPU_LIMITS, subgroups, rowWorkgroups);
+    assert.equal(p.kernels.length, 1);
+    return p.kernels[0]!;
+  };
+  for (const subgroups of [false, true]) {
+    const capped = kernelOf(300, 1024, 7, subgroups);
+    assert.deepEqual(capped.workgroups, [7, 1]);
+    assert.equal(capped.units, 300);
+    assert.match(capped.source, /for \(var k_\w+: i32 = k_begin \+ i32\(wid\.x \+ wid\.y \* 7u\); k_\w+ < k_end; k_\w+ = k_\w+ \+ 7\) \{/);
+    // The loop's last statement: a barrier before the next row's lanes store into the trees (or subgroups' totals).
+    assert.match(capped.source, /workgroupBarrier\(\);\n  \}\n\}$/);
+    assert.doesNotMatch(capped.source, /return; \}/);
+    const all = kernelOf(300, 1024, Infinity, subgroups);
+    assert.deepEqual(all.workgroups, [300, 1]);
+    assert.doesNotMatch(all.source, /for \(var k_/);
+    // No more rows than workgroups: the kernel a row per workgroup, the same source.
+    assert.equal(kernelOf(7, 1024, 7, subgroups).source, kernelOf(7, 1024, Infinity, subgroups).source);
+  }
+  assert.match(dumpGpuProgram(planGpuProgram(softmaxOf("f32", 300, 1024), {}, DEFAULT_GPU_LIMITS, true, 7)), /300 rows, 7 workgroups of 64 taking them in turn/);
+  // Kernels an invocation a unit are not row kernels: their dispatch does not change.
+  const b = new XlaBuilder("twice");
+  const x = parameter(b, 0, arrayShape("f32", [100000]), "x");
+  const loop = planGpuProgram(b.build(add(x, x)), {}, DEFAULT_GPU_LIMITS, false, 7).kernels[0]!;
+  assert.equal(loop.invocationsPerUnit, 1);
+  assert.deepEqual(loop.workgroups, [Math.ceil(100000 / 4 / 64), 1]);
+  // The cap: SOFTWARE_ROW_WORKGROUPS on a software adapter, none on a GPU, or what the variable says.
+  await withEnv({ XLATS_WEBGPU_ROW_WORKGROUPS: undefined }, () => {
+    assert.equal(rowWorkgroupsFor(true), SOFTWARE_ROW_WORKGROUPS);
+    assert.equal(rowWorkgroupsFor(false), Infinity);
+  });
+  await withEnv({ XLATS_WEBGPU_ROW_WORKGROUPS: "12" }, () => assert.equal(rowWorkgroupsFor(false), 12));
+  await withEnv({ XLATS_WEBGPU_ROW_WORKGROUPS: "all" }, () => assert.equal(rowWorkgroupsFor(true), Infinity));
+  for (const bad of ["0", "-3", "2.5", "many"]) {
+    await withEnv({ XLATS_WEBGPU_ROW_WORKGROUPS: bad }, () => assert.throws(() => rowWorkgroupsFor(true), (e: unknown) => e instanceof CompileError && /XLATS_WEBGPU_ROW_WORKGROUPS must be a positive integer or "all"/.test((e as Error).message)));
+  }
+});
+
+test("rows taken in turn by fewer workgroups give the bits of a row per workgroup: softmax, layer norm, a row sum, with and without subgroups", { skip }, async () => {
+  const runWith = async (c: Computation, args: readonly Literal[], rowWorkgroups: string, subgroups: boolean): Promise<{ got: Literal; dump: string }> =>
+    withEnv({ XLATS_WEBGPU_ROW_WORKGROUPS: rowWorkgroups, XLATS_WEBGPU_SUBGROUPS: subgroups ? undefined : "0" }, async () => {
+      const exe = await compile(c, { backend: "webgpu" });
+      try {
+        assert.equal(exe.stats.kernels, 1, `${c.name}: one kernel`);
+        return { got: await exe.run(args), dump: exe.dump() };
+      } finally {
+        exe.delete();
+      }
+    });
+  const values = (rows: number, len: number): Literal => Literal.fromValues("f32", [rows, len], Array.from({ length: rows * len }, (_, k) => Math.cos(k * 0.91) * 5 + (k % 7)));
+  const rowSum = (rows: number, n: number): Computation => {
+    const b = new XlaBuilder("row_sum");
+    const x = parameter(b, 0, arrayShape("f32", [rows, n]), "x");
+    return b.build(reduce(x, constantR0(b, "f32", 0), scalarReducer(b, "add", "f32"), [1]));
+  };
+  const cases: { c: Computation; arg: Literal; subgroups: readonly boolean[] }[] = [
+    // Row buffers (x and exp(x - max)) in workgroup memory, reused row after row.
+    { c: softmaxOf("f32", 150, 1024), arg: values(150, 1024), subgroups: [true, false] },
+    { c: layerNormOf(70, 1500), arg: values(70, 1500), subgroups: [true] },
+    { c: rowSum(90, 700), arg: values(90, 700), subgroups: [true, false] },
+  ];
+  for (const { c, arg, subgroups } of cases) {
+    for (const sg of subgroups) {
+      const what = `${c.name}${sg ? "" : " (a tree, no subgroups)"}`;
+      const inTurn = await runWith(c, [arg], "7", sg);
+      const each = await runWith(c, [arg], "all", sg);
+      assert.match(inTurn.dump, /rows, 7 workgroups of \d+ taking them in turn/, what);
+      assert.doesNotMatch(each.dump, /taking them in turn/, what);
+      assert.deepEqual(inTurn.got.values().map((v) => bitsOf("f32", v)), each.got.values().map((v) => bitsOf("f32", v)), `${what}: the same bits, rows in turn or a row per workgroup`);
+      const tally: CompareTally = { compared: 0, unbounded: 0 };
+      assert.equal(compareLeaf("f32", { cls: "rounded", ulps: 0, eps: 2 ** -23 }, evaluate(c, [arg]).values(), inTurn.got.values(), tally), undefined, what);
     }
   }
 });
