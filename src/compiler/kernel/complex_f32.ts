@@ -361,23 +361,31 @@ function annexGF32(b: F32Builder, [x, y]: PartsF32, symmetry: "odd" | "even", ta
 }
 
 /**
+ * cosh a and sinh a for a = |x| ≤ 88 (where e^a is finite), from u = expm1(a): sinh = (u
+ * + u/(u + 1))/2 (no cancellation near 0), cosh = (e + 1/e)/2 with e = e^a.
+ */
+function coshSinhAbs(b: F32Builder, a: number): PartsF32 {
+  const u = b.fn("expm1", a);
+  const e = b.fn("exp", a);
+  return [b.mul(b.f(0.5), b.add(e, b.div(b.f(1), e))), b.mul(b.f(0.5), b.add(u, b.div(u, b.add(u, b.f(1)))))];
+}
+
+/**
  * cosh (`even`) or sinh of x + iy as the interpreter's cCosh and cSinh: cosh x cos y + i
  * sinh x sin y, sinh x cos y + i cosh x sin y; with y ±0 (or subnormal, which a GPU may
  * read as zero): (cosh x, ±0 by sinh x's sign and y's) and (sinh x, y). cosh |x| and sinh |x|
- * from u = expm1(|x|): sinh = (u + u/(u + 1))/2 (no cancellation near 0), cosh = (e +
- * 1/e)/2 with e = e^|x|; past |x| = 88, where e^|x| overflows and the products need not,
+ * by coshSinhAbs; past |x| = 88, where e^|x| overflows and the products need not,
  * each is e^(|x|/2)/2 and the product is taken times e^(|x|/2) last. Where a part is not
  * finite, C99's tables (G.6.2.4, G.6.2.5) through annexGF32.
  */
 function coshSinhF32(b: F32Builder, [x, y]: PartsF32, even: boolean): PartsF32 {
   const a = b.abs(x);
   const big = b.cmp("GT", a, b.f(88));
-  const u = b.fn("expm1", a);
-  const e = b.fn("exp", a);
   const h = b.fn("exp", b.mul(a, b.f(0.5)));
   const half = b.mul(h, b.f(0.5));
-  const ch = b.select(big, half, b.mul(b.f(0.5), b.add(e, b.div(b.f(1), e))));
-  const sh = b.copySign(b.select(big, half, b.mul(b.f(0.5), b.add(u, b.div(u, b.add(u, b.f(1)))))), x);
+  const [near, nearSinh] = coshSinhAbs(b, a);
+  const ch = b.select(big, half, near);
+  const sh = b.copySign(b.select(big, half, nearSinh), x);
   const k = (v: number): number => b.select(big, b.mul(v, h), v);
   const [c, s] = [b.fn("cos", y), b.fn("sin", y)];
   const [first, second] = even ? [ch, sh] : [sh, ch];
@@ -405,4 +413,169 @@ export const cosF32 = (b: F32Builder, [x, y]: PartsF32): PartsF32 => coshSinhF32
 export function sinF32(b: F32Builder, [x, y]: PartsF32): PartsF32 {
   const w = coshSinhF32(b, [b.neg(y), x], false);
   return [w[1], b.neg(w[0])];
+}
+
+/**
+ * tanh z as the interpreter's cTanh: (sinh x cosh x + i sin y cos y) / (sinh² x + cos² y)
+ * for |x| ≤ 20 (a sum of squares: nothing cancels near the poles, where cos y is small and
+ * the shared cos keeps its relative accuracy; sinh² x ≤ 2^56, no overflow), and ±1 + 4i sin
+ * y cos y e^-2|x| past 20. Where a part is not finite, C99's table (G.6.2.6) through
+ * annexGF32: tanh(+∞ + iy) = 1 + i0·sin 2y (the zero's sign that of sin y cos y), NaN + iy
+ * for a NaN x and a zero y, NaN + iNaN otherwise.
+ */
+export function tanhF32(b: F32Builder, [x, y]: PartsF32): PartsF32 {
+  const a = b.abs(x);
+  const [c, s] = [b.fn("cos", y), b.fn("sin", y)];
+  const sc = b.mul(s, c);
+  const [ch, sh] = coshSinhAbs(b, a);
+  const d = b.add(b.mul(sh, sh), b.mul(c, c));
+  const near: PartsF32 = [b.copySign(b.div(b.mul(sh, ch), d), x), b.div(sc, d)];
+  const far: PartsF32 = [b.copySign(b.f(1), x), b.mul(b.mul(b.f(4), sc), b.fn("exp", b.mul(b.f(-2), a)))];
+  const finite = b.pair(b.cmp("GT", a, b.f(20)), far, near);
+  const nan = b.f(NaN);
+  const table = (X: number, Y: number): PartsF32 => {
+    const [cY, sY] = [b.fn("cos", Y), b.fn("sin", Y)];
+    const atInfinity: PartsF32 = [b.f(1), b.select(b.isFinite(Y), b.copySign(b.f(0), b.mul(sY, cY)), b.f(0))];
+    return b.pair(b.isInfinite(X), atInfinity, b.pair(b.and(b.isNaN(X), b.isZero(Y)), [nan, Y], [nan, nan]));
+  };
+  return b.pair(b.and(b.isFinite(x), b.isFinite(y)), finite, annexGF32(b, [x, y], "odd", table));
+}
+
+/** tan z = -i tanh(iz): with t = tanh(-y + ix), (Im t, -Re t), as the interpreter's cTan. */
+export function tanF32(b: F32Builder, [x, y]: PartsF32): PartsF32 {
+  const t = tanhF32(b, [b.neg(y), x]);
+  return [t[1], b.neg(t[0])];
+}
+
+/**
+ * The logistic function 1 / (1 + e^-z) as the interpreter's cLogistic. For a finite z, a
+ * form that does not cancel where 1 + e^-z does (near its poles z = i(2k + 1)π):
+ * σ(z) = (1 + t)/2 with t = tanh(z/2) for x ≥ 0 (Re t ≥ 0 there), and σ(z) = e^z (1 −
+ * t)/2 for x < 0 (Re t < 0: 1 − t does not cancel), or e^z alone past x = -20, where
+ * (1 − t)/2 is 1 to 2^-28. On the real axis (y zero, or subnormal) the imaginary part is
+ * +0, as the interpreter's 0/(1 + e^-x). Where a part is not finite, the interpreter's
+ * own steps (expF32's specials, the sum, divideF32's), which carry its special values.
+ */
+export function logisticF32(b: F32Builder, z: PartsF32): PartsF32 {
+  const [x, y] = z;
+  const t = tanhF32(b, [b.mul(x, b.f(0.5)), b.mul(y, b.f(0.5))]);
+  const half = b.f(0.5);
+  const right: PartsF32 = [b.mul(half, b.add(b.f(1), t[0])), b.mul(half, t[1])];
+  const [mr, mi] = [b.mul(half, b.sub(b.f(1), t[0])), b.mul(b.f(-0.5), t[1])];
+  const [er, ei] = expF32(b, z);
+  const left: PartsF32 = [b.sub(b.mul(er, mr), b.mul(ei, mi)), b.add(b.mul(er, mi), b.mul(ei, mr))];
+  const nonNegative = b.or(b.not(b.signBit(x)), b.isZero(x));
+  const general = b.pair(nonNegative, right, b.pair(b.cmp("LT", x, b.f(-20)), [er, ei], left));
+  const finite: PartsF32 = [general[0], b.select(zeroLike(b, y), b.f(0), general[1])];
+  const [nr, ni] = expF32(b, [b.neg(x), b.neg(y)]);
+  const composed = divideF32(b, [b.f(1), b.f(0)], [b.add(b.f(1), nr), b.add(b.f(0), ni)]);
+  return b.pair(b.and(b.isFinite(x), b.isFinite(y)), finite, composed);
+}
+
+/**
+ * z^w as the interpreter's cPow: 1 for 0^0, 0 for 0^w with w real and positive, 1 for z^0
+ * (z not NaN; w not NaN in the first two), else e^(w log z) from logF32, the product (w
+ * real: w·log z part by part, so that no 0·∞ cross term makes a NaN) and expF32. The
+ * product's and log z's roundings move the exponent by about 2^-24 |w log z|, which the
+ * exponential turns into that relative error: the bound grows with |w log z|
+ * (docs/numerics.md), and past |w log z| ≈ 2^24 the f32 phase says nothing.
+ */
+export function powerF32(b: F32Builder, z: PartsF32, exponent: PartsF32): PartsF32 {
+  const [lr, li] = logF32(b, z);
+  // A subnormal part of w a zero of its sign on bits, as the products may read it: the
+  // cases (w zero, w real) then agree with the arithmetic.
+  const w = flushed(b, exponent);
+  const [wr, wi] = w;
+  const wReal = b.isZero(wi);
+  const p = b.pair(wReal, [b.mul(wr, lr), b.mul(wr, li)], [b.sub(b.mul(wr, lr), b.mul(wi, li)), b.add(b.mul(wr, li), b.mul(wi, lr))]);
+  const general = expF32(b, p);
+  const bothZero = (v: PartsF32): number => b.and(b.isZero(v[0]), b.isZero(v[1]));
+  const isNaN = (v: PartsF32): number => b.or(b.isNaN(v[0]), b.isNaN(v[1]));
+  const one: PartsF32 = [b.f(1), b.f(0)];
+  const zero: PartsF32 = [b.f(0), b.f(0)];
+  const positiveReal = b.and(wReal, b.not(b.or(b.signBit(wr), b.isZero(wr))));
+  const zeroBase = b.pair(bothZero(w), one, b.pair(positiveReal, zero, general));
+  const rest = b.pair(b.and(bothZero(w), b.not(isNaN(z))), one, general);
+  return b.pair(b.and(bothZero(z), b.not(isNaN(w))), zeroBase, rest);
+}
+
+/** a + b as s + e exactly (Knuth's two-sum: six IEEE operations, any order of magnitudes). */
+function twoSum(b: F32Builder, u: number, v: number): PartsF32 {
+  const s = b.add(u, v);
+  const w = b.sub(s, u);
+  return [s, b.add(b.sub(u, b.sub(s, w)), b.sub(v, w))];
+}
+
+/** Σ terms as accurately as in double-f32 (Ogita, Rump and Oishi's Sum2: the two-sums' errors summed apart and added last). */
+function compensatedSum(b: F32Builder, terms: readonly number[]): number {
+  let [s, c] = [terms[0]!, b.f(0)];
+  for (const t of terms.slice(1)) {
+    const [sum, e] = twoSum(b, s, t);
+    s = sum;
+    c = b.add(c, e);
+  }
+  return b.add(s, c);
+}
+
+/** u · v as the four products of their 12-bit halves (cut on bits), each exact, for parts whose partial products are not subnormal. */
+function exactProductTerms(b: F32Builder, u: number, v: number): number[] {
+  const half = (w: number): PartsF32 => { const hi = b.fromBits(b.int("and", "u32", b.bits(w), b.u(0xfffff000))); return [hi, b.sub(w, hi)]; };
+  const [[uh, ul], [vh, vl]] = [half(u), half(v)];
+  return [b.mul(uh, vh), b.mul(uh, vl), b.mul(ul, vh), b.mul(ul, vl)];
+}
+
+/**
+ * atan2(y, x) of complex numbers as the interpreter's cAtan2 (StableHLO's definition):
+ * with q = (x + iy) / √(x² + y²), atan2(Im q, Re q) − i log |q|. Where every part is
+ * finite, x and y are scaled by one power of two (on bits: q does not change), so that the
+ * largest part lies in [2^62, 2^63), and x² + y², which cancels near y = ±ix, is summed from the
+ * exact products of the parts' 12-bit halves (compensatedSum: a relative error of 2^-24
+ * where the terms cancel by up to about 2^20); then sqrtF32, divideF32, the shared atan2,
+ * and -log |q| by logAbsF32. The angle and log |q| are found from q, whose parts carry
+ * errors of a few ulps of |q|: the result's error is a few ulps of max(|result|, 1), and
+ * not bounded relative to a smaller result (as the interpreter's own is only to 2^-53):
+ * docs/numerics.md. Where a part is not finite, the interpreter's steps in f32 (its
+ * 0·y terms in x + iy, the products x·x and y·y), with each finite part's magnitude first
+ * clamped to 2^60 so that no square overflows (a finite part that large matters there only
+ * through its sign, beside two such parts that cancel: docs/numerics.md).
+ */
+export function atan2F32(b: F32Builder, y0: PartsF32, x0: PartsF32): PartsF32 {
+  // Subnormal parts zeros of their signs on bits, so that the tests on bits below and the
+  // scaling's arithmetic (which a GPU may flush) see the same operands.
+  const [x, y] = [flushed(b, x0), flushed(b, y0)];
+  const parts = [x[0], x[1], y[0], y[1]];
+  const allFinite = parts.map((v) => b.isFinite(v)).reduce((p, q) => b.and(p, q));
+  const largest = parts.map((v) => b.magnitude(v)).reduce((p, q) => b.int("max", "u32", p, q));
+  // The largest part to [2^62, 2^63): squares and their sums below 2^128, and a part as
+  // far as 2^-188 below it still normal, its product with the largest too (the sign of
+  // x² + y² beside a branch cut can rest on such a product: (−1 + i·2^128)² + 0²).
+  const k = b.toS32(b.int("sub", "u32", b.u(127 + 62), exponentField(b, largest)));
+  const limit = b.f(2 ** 60);
+  const clamp = (v: number): number => b.select(b.and(b.isFinite(v), b.cmp("GT", b.abs(v), limit)), b.copySign(limit, v), v);
+  const [xr, xi, yr, yi] = parts.map((v) => b.select(allFinite, b.scaled(v, k), clamp(v))) as [number, number, number, number];
+  const neg = (terms: number[]): number[] => terms.map((t) => b.neg(t));
+  const twice = b.mul(b.f(2), compensatedSum(b, [...exactProductTerms(b, xr, xi), ...exactProductTerms(b, yr, yi)]));
+  // A product of nonzero parts lost below f32's range still gives Im(x² + y²) its sign,
+  // on which √ chooses its branch where Re(x² + y²) < 0: where the sum came out zero, the
+  // sign of the one product that is not exactly zero, or of both where they agree (the
+  // unscaled parts' signs and zeroness, on bits).
+  const productSign = (u: number, v: number): number => b.int("and", "u32", b.int("xor", "u32", b.bits(u), b.bits(v)), b.u(0x80000000));
+  const nonzero = (u: number, v: number): number => b.not(b.or(b.isZero(u), b.isZero(v)));
+  const [px, py] = [nonzero(x[0], x[1]), nonzero(y[0], y[1])];
+  const [sx, sy] = [productSign(x[0], x[1]), productSign(y[0], y[1])];
+  const sign = b.select(px, sx, sy);
+  const known = b.and(b.or(px, py), b.not(b.and(b.and(px, py), b.cmp("NE", sx, sy))));
+  const lost = b.fromBits(b.int("or", "u32", b.bits(b.f(2 ** -126)), sign));
+  const exact: PartsF32 = [
+    compensatedSum(b, [...exactProductTerms(b, xr, xr), ...neg(exactProductTerms(b, xi, xi)), ...exactProductTerms(b, yr, yr), ...neg(exactProductTerms(b, yi, yi))]),
+    b.select(b.and(b.isZero(twice), known), lost, twice),
+  ];
+  const plain: PartsF32 = [
+    b.add(b.sub(b.mul(xr, xr), b.mul(xi, xi)), b.sub(b.mul(yr, yr), b.mul(yi, yi))),
+    b.add(b.add(b.mul(xr, xi), b.mul(xi, xr)), b.add(b.mul(yr, yi), b.mul(yi, yr))),
+  ];
+  const zero = b.f(0);
+  const numerator: PartsF32 = [b.add(xr, b.sub(b.mul(zero, yr), yi)), b.add(xi, b.add(b.mul(zero, yi), yr))];
+  const q = divideF32(b, numerator, sqrtF32(b, b.pair(allFinite, exact, plain)));
+  return [b.atan2(q[1], q[0]), b.neg(logAbsF32(b, q[0], q[1]))];
 }
