@@ -480,14 +480,20 @@ export function logisticF32(b: F32Builder, z: PartsF32): PartsF32 {
  * exponential turns into that relative error: the bound grows with |w log z|
  * (docs/numerics.md), and past |w log z| ≈ 2^24 the f32 phase says nothing.
  */
-export function powerF32(b: F32Builder, z: PartsF32, exponent: PartsF32): PartsF32 {
+export function powerF32(b: F32Builder, base: PartsF32, exponent: PartsF32): PartsF32 {
+  // Subnormal parts of z and w zeros of their signs on bits, as the products may read
+  // them: the cases (z zero, w zero, w real) then agree with the arithmetic, both
+  // operands read alike (the interpreter's result on the flushed operands).
+  const [z, w] = [flushed(b, base), flushed(b, exponent)];
   const [lr, li] = logF32(b, z);
-  // A subnormal part of w a zero of its sign on bits, as the products may read it: the
-  // cases (w zero, w real) then agree with the arithmetic.
-  const w = flushed(b, exponent);
   const [wr, wi] = w;
   const wReal = b.isZero(wi);
-  const p = b.pair(wReal, [b.mul(wr, lr), b.mul(wr, li)], [b.sub(b.mul(wr, lr), b.mul(wi, li)), b.add(b.mul(wr, li), b.mul(wi, lr))]);
+  // w·arg z below f32's normal range (a GPU may flush it) is still not zero: ∞ cis of it
+  // is ∞ + i∞, as in the interpreter's double; 2^-126 of its sign stands for it.
+  const phase = b.mul(wr, li);
+  const lostPhase = b.and(b.isZero(phase), b.not(b.or(b.isZero(wr), b.isZero(li))));
+  const realPhase = b.select(lostPhase, b.fromBits(b.int("or", "u32", b.bits(b.f(2 ** -126)), b.int("and", "u32", b.int("xor", "u32", b.bits(wr), b.bits(li)), b.u(0x80000000)))), phase);
+  const p = b.pair(wReal, [b.mul(wr, lr), realPhase], [b.sub(b.mul(wr, lr), b.mul(wi, li)), b.add(b.mul(wr, li), b.mul(wi, lr))]);
   const general = expF32(b, p);
   const bothZero = (v: PartsF32): number => b.and(b.isZero(v[0]), b.isZero(v[1]));
   const isNaN = (v: PartsF32): number => b.or(b.isNaN(v[0]), b.isNaN(v[1]));
@@ -499,83 +505,3 @@ export function powerF32(b: F32Builder, z: PartsF32, exponent: PartsF32): PartsF
   return b.pair(b.and(bothZero(z), b.not(isNaN(w))), zeroBase, rest);
 }
 
-/** a + b as s + e exactly (Knuth's two-sum: six IEEE operations, any order of magnitudes). */
-function twoSum(b: F32Builder, u: number, v: number): PartsF32 {
-  const s = b.add(u, v);
-  const w = b.sub(s, u);
-  return [s, b.add(b.sub(u, b.sub(s, w)), b.sub(v, w))];
-}
-
-/** Σ terms as accurately as in double-f32 (Ogita, Rump and Oishi's Sum2: the two-sums' errors summed apart and added last). */
-function compensatedSum(b: F32Builder, terms: readonly number[]): number {
-  let [s, c] = [terms[0]!, b.f(0)];
-  for (const t of terms.slice(1)) {
-    const [sum, e] = twoSum(b, s, t);
-    s = sum;
-    c = b.add(c, e);
-  }
-  return b.add(s, c);
-}
-
-/** u · v as the four products of their 12-bit halves (cut on bits), each exact, for parts whose partial products are not subnormal. */
-function exactProductTerms(b: F32Builder, u: number, v: number): number[] {
-  const half = (w: number): PartsF32 => { const hi = b.fromBits(b.int("and", "u32", b.bits(w), b.u(0xfffff000))); return [hi, b.sub(w, hi)]; };
-  const [[uh, ul], [vh, vl]] = [half(u), half(v)];
-  return [b.mul(uh, vh), b.mul(uh, vl), b.mul(ul, vh), b.mul(ul, vl)];
-}
-
-/**
- * atan2(y, x) of complex numbers as the interpreter's cAtan2 (StableHLO's definition):
- * with q = (x + iy) / √(x² + y²), atan2(Im q, Re q) − i log |q|. Where every part is
- * finite, x and y are scaled by one power of two (on bits: q does not change), so that the
- * largest part lies in [2^62, 2^63), and x² + y², which cancels near y = ±ix, is summed from the
- * exact products of the parts' 12-bit halves (compensatedSum: a relative error of 2^-24
- * where the terms cancel by up to about 2^20); then sqrtF32, divideF32, the shared atan2,
- * and -log |q| by logAbsF32. The angle and log |q| are found from q, whose parts carry
- * errors of a few ulps of |q|: the result's error is a few ulps of max(|result|, 1), and
- * not bounded relative to a smaller result (as the interpreter's own is only to 2^-53):
- * docs/numerics.md. Where a part is not finite, the interpreter's steps in f32 (its
- * 0·y terms in x + iy, the products x·x and y·y), with each finite part's magnitude first
- * clamped to 2^60 so that no square overflows (a finite part that large matters there only
- * through its sign, beside two such parts that cancel: docs/numerics.md).
- */
-export function atan2F32(b: F32Builder, y0: PartsF32, x0: PartsF32): PartsF32 {
-  // Subnormal parts zeros of their signs on bits, so that the tests on bits below and the
-  // scaling's arithmetic (which a GPU may flush) see the same operands.
-  const [x, y] = [flushed(b, x0), flushed(b, y0)];
-  const parts = [x[0], x[1], y[0], y[1]];
-  const allFinite = parts.map((v) => b.isFinite(v)).reduce((p, q) => b.and(p, q));
-  const largest = parts.map((v) => b.magnitude(v)).reduce((p, q) => b.int("max", "u32", p, q));
-  // The largest part to [2^62, 2^63): squares and their sums below 2^128, and a part as
-  // far as 2^-188 below it still normal, its product with the largest too (the sign of
-  // x² + y² beside a branch cut can rest on such a product: (−1 + i·2^128)² + 0²).
-  const k = b.toS32(b.int("sub", "u32", b.u(127 + 62), exponentField(b, largest)));
-  const limit = b.f(2 ** 60);
-  const clamp = (v: number): number => b.select(b.and(b.isFinite(v), b.cmp("GT", b.abs(v), limit)), b.copySign(limit, v), v);
-  const [xr, xi, yr, yi] = parts.map((v) => b.select(allFinite, b.scaled(v, k), clamp(v))) as [number, number, number, number];
-  const neg = (terms: number[]): number[] => terms.map((t) => b.neg(t));
-  const twice = b.mul(b.f(2), compensatedSum(b, [...exactProductTerms(b, xr, xi), ...exactProductTerms(b, yr, yi)]));
-  // A product of nonzero parts lost below f32's range still gives Im(x² + y²) its sign,
-  // on which √ chooses its branch where Re(x² + y²) < 0: where the sum came out zero, the
-  // sign of the one product that is not exactly zero, or of both where they agree (the
-  // unscaled parts' signs and zeroness, on bits).
-  const productSign = (u: number, v: number): number => b.int("and", "u32", b.int("xor", "u32", b.bits(u), b.bits(v)), b.u(0x80000000));
-  const nonzero = (u: number, v: number): number => b.not(b.or(b.isZero(u), b.isZero(v)));
-  const [px, py] = [nonzero(x[0], x[1]), nonzero(y[0], y[1])];
-  const [sx, sy] = [productSign(x[0], x[1]), productSign(y[0], y[1])];
-  const sign = b.select(px, sx, sy);
-  const known = b.and(b.or(px, py), b.not(b.and(b.and(px, py), b.cmp("NE", sx, sy))));
-  const lost = b.fromBits(b.int("or", "u32", b.bits(b.f(2 ** -126)), sign));
-  const exact: PartsF32 = [
-    compensatedSum(b, [...exactProductTerms(b, xr, xr), ...neg(exactProductTerms(b, xi, xi)), ...exactProductTerms(b, yr, yr), ...neg(exactProductTerms(b, yi, yi))]),
-    b.select(b.and(b.isZero(twice), known), lost, twice),
-  ];
-  const plain: PartsF32 = [
-    b.add(b.sub(b.mul(xr, xr), b.mul(xi, xi)), b.sub(b.mul(yr, yr), b.mul(yi, yi))),
-    b.add(b.add(b.mul(xr, xi), b.mul(xi, xr)), b.add(b.mul(yr, yi), b.mul(yi, yr))),
-  ];
-  const zero = b.f(0);
-  const numerator: PartsF32 = [b.add(xr, b.sub(b.mul(zero, yr), yi)), b.add(xi, b.add(b.mul(zero, yi), yr))];
-  const q = divideF32(b, numerator, sqrtF32(b, b.pair(allFinite, exact, plain)));
-  return [b.atan2(q[1], q[0]), b.neg(logAbsF32(b, q[0], q[1]))];
-}

@@ -19,7 +19,7 @@
 // `hasF64`) gets other forms of what the interpreter computes in f64: multiply still bit
 // for bit (exact_fma.ts, on integers), abs and sign in f32 within stated ulp bounds
 // (hypotF32), and divide, exp, expm1, log, log1p, sqrt, rsqrt, cbrt, sin, cos, tanh, tan,
-// logistic, power and atan2 in f32 within stated bounds (complex_f32.ts). The CPU targets run those transcendentals on the
+// logistic and power in f32 within stated bounds (complex_f32.ts); atan2 declines there. The CPU targets run those transcendentals on the
 // interpreter: computed in f64 from Math's functions there, which no compiled form
 // reproduces bit for bit, and an f32 form would change their results. The table is
 // total, so a new elementwise opcode says how its complex form fuses; an op declined
@@ -27,7 +27,7 @@
 
 import type { Instruction } from "../../ir/computation.js";
 import { ELEMENT_TYPES, realComponentType, type ElementType } from "../../types/element_type.js";
-import { atan2F32, cbrtF32, cosF32, divideF32, expF32, expm1F32, exponentField, F32Builder, log1pF32, logF32, logisticF32, powerF32, rsqrtF32, significand, sinF32, sqrtF32, tanF32, tanhF32, type PartsF32 } from "./complex_f32.js";
+import { cbrtF32, cosF32, divideF32, expF32, expm1F32, exponentField, F32Builder, log1pF32, logF32, logisticF32, powerF32, rsqrtF32, significand, sinF32, sqrtF32, tanF32, tanhF32, type PartsF32 } from "./complex_f32.js";
 import type { Declined } from "./declined.js";
 import { exactFmaF32 } from "./exact_fma.js";
 import { legalize } from "./legalize.js";
@@ -373,6 +373,12 @@ const withoutF64 = (what: string, form: (b: F32Builder, ...operands: PartsF32[])
   if (componentType(typeOf(inst)) !== "f32") return { declined: `complex ${what} of c128 runs on the interpreter (the target has no f64)` };
   return pick(g, k!, ...form(new F32Builder(g), ...inst.operands.map((_, i) => parts(g, x, i))));
 };
+/** A function the interpreter computes in f64 that has no f32 form within a bound: why, where the target has no f64 (docs/backends.md, WebGPU). */
+const noF32Form = (what: string, why: string): ComplexLowering => (_g, inst, _x, _k, hasF64) => {
+  if (hasF64) return { declined: `complex ${what} runs on the interpreter` };
+  if (componentType(typeOf(inst)) !== "f32") return { declined: `complex ${what} of c128 runs on the interpreter (the target has no f64)` };
+  return { declined: `complex ${what} runs on the interpreter (no f32 form within a bound: ${why})` };
+};
 
 export const COMPLEX_OPS: Readonly<Record<FusibleElementwiseOpcode, ComplexLowering>> = {
   multiply: complexMultiply, divide: complexDivide, abs: complexAbs,
@@ -417,7 +423,7 @@ export const COMPLEX_OPS: Readonly<Record<FusibleElementwiseOpcode, ComplexLower
   minimum: lexicographic(false), and: declined("and of complex numbers"), or: declined("or of complex numbers"),
   xor: declined("xor of complex numbers"), shiftLeft: declined("shift of complex numbers"),
   shiftRightArithmetic: declined("shift of complex numbers"), shiftRightLogical: declined("shift of complex numbers"),
-  atan2: withoutF64("atan2", atan2F32), clamp: interpreted("clamp"),
+  atan2: noF32Form("atan2", "where (x + iy)/√(x² + y²) is real and negative its angle ±π rests on the sign of a zero imaginary part that f32's roundings decide otherwise than the interpreter's double"), clamp: interpreted("clamp"),
   acos: interpreted("acos"), acosh: interpreted("acosh"), asin: interpreted("asin"), asinh: interpreted("asinh"),
   atan: interpreted("atan"), atanh: interpreted("atanh"), cosh: interpreted("cosh"), sinh: interpreted("sinh"),
   lgamma: interpreted("lgamma"), digamma: interpreted("digamma"), erfInv: interpreted("erf-inv"), erfc: interpreted("erfc"),
