@@ -361,23 +361,31 @@ function annexGF32(b: F32Builder, [x, y]: PartsF32, symmetry: "odd" | "even", ta
 }
 
 /**
+ * cosh a and sinh a for a = |x| ≤ 88 (where e^a is finite), from u = expm1(a): sinh = (u
+ * + u/(u + 1))/2 (no cancellation near 0), cosh = (e + 1/e)/2 with e = e^a.
+ */
+function coshSinhAbs(b: F32Builder, a: number): PartsF32 {
+  const u = b.fn("expm1", a);
+  const e = b.fn("exp", a);
+  return [b.mul(b.f(0.5), b.add(e, b.div(b.f(1), e))), b.mul(b.f(0.5), b.add(u, b.div(u, b.add(u, b.f(1)))))];
+}
+
+/**
  * cosh (`even`) or sinh of x + iy as the interpreter's cCosh and cSinh: cosh x cos y + i
  * sinh x sin y, sinh x cos y + i cosh x sin y; with y ±0 (or subnormal, which a GPU may
  * read as zero): (cosh x, ±0 by sinh x's sign and y's) and (sinh x, y). cosh |x| and sinh |x|
- * from u = expm1(|x|): sinh = (u + u/(u + 1))/2 (no cancellation near 0), cosh = (e +
- * 1/e)/2 with e = e^|x|; past |x| = 88, where e^|x| overflows and the products need not,
+ * by coshSinhAbs; past |x| = 88, where e^|x| overflows and the products need not,
  * each is e^(|x|/2)/2 and the product is taken times e^(|x|/2) last. Where a part is not
  * finite, C99's tables (G.6.2.4, G.6.2.5) through annexGF32.
  */
 function coshSinhF32(b: F32Builder, [x, y]: PartsF32, even: boolean): PartsF32 {
   const a = b.abs(x);
   const big = b.cmp("GT", a, b.f(88));
-  const u = b.fn("expm1", a);
-  const e = b.fn("exp", a);
   const h = b.fn("exp", b.mul(a, b.f(0.5)));
   const half = b.mul(h, b.f(0.5));
-  const ch = b.select(big, half, b.mul(b.f(0.5), b.add(e, b.div(b.f(1), e))));
-  const sh = b.copySign(b.select(big, half, b.mul(b.f(0.5), b.add(u, b.div(u, b.add(u, b.f(1)))))), x);
+  const [near, nearSinh] = coshSinhAbs(b, a);
+  const ch = b.select(big, half, near);
+  const sh = b.copySign(b.select(big, half, nearSinh), x);
   const k = (v: number): number => b.select(big, b.mul(v, h), v);
   const [c, s] = [b.fn("cos", y), b.fn("sin", y)];
   const [first, second] = even ? [ch, sh] : [sh, ch];
@@ -406,3 +414,94 @@ export function sinF32(b: F32Builder, [x, y]: PartsF32): PartsF32 {
   const w = coshSinhF32(b, [b.neg(y), x], false);
   return [w[1], b.neg(w[0])];
 }
+
+/**
+ * tanh z as the interpreter's cTanh: (sinh x cosh x + i sin y cos y) / (sinh² x + cos² y)
+ * for |x| ≤ 20 (a sum of squares: nothing cancels near the poles, where cos y is small and
+ * the shared cos keeps its relative accuracy; sinh² x ≤ 2^56, no overflow), and ±1 + 4i sin
+ * y cos y e^-2|x| past 20. Where a part is not finite, C99's table (G.6.2.6) through
+ * annexGF32: tanh(+∞ + iy) = 1 + i0·sin 2y (the zero's sign that of sin y cos y), NaN + iy
+ * for a NaN x and a zero y, NaN + iNaN otherwise.
+ */
+export function tanhF32(b: F32Builder, [x, y]: PartsF32): PartsF32 {
+  const a = b.abs(x);
+  const [c, s] = [b.fn("cos", y), b.fn("sin", y)];
+  const sc = b.mul(s, c);
+  const [ch, sh] = coshSinhAbs(b, a);
+  const d = b.add(b.mul(sh, sh), b.mul(c, c));
+  const near: PartsF32 = [b.copySign(b.div(b.mul(sh, ch), d), x), b.div(sc, d)];
+  const far: PartsF32 = [b.copySign(b.f(1), x), b.mul(b.mul(b.f(4), sc), b.fn("exp", b.mul(b.f(-2), a)))];
+  const finite = b.pair(b.cmp("GT", a, b.f(20)), far, near);
+  const nan = b.f(NaN);
+  const table = (X: number, Y: number): PartsF32 => {
+    const [cY, sY] = [b.fn("cos", Y), b.fn("sin", Y)];
+    const atInfinity: PartsF32 = [b.f(1), b.select(b.isFinite(Y), b.copySign(b.f(0), b.mul(sY, cY)), b.f(0))];
+    return b.pair(b.isInfinite(X), atInfinity, b.pair(b.and(b.isNaN(X), b.isZero(Y)), [nan, Y], [nan, nan]));
+  };
+  return b.pair(b.and(b.isFinite(x), b.isFinite(y)), finite, annexGF32(b, [x, y], "odd", table));
+}
+
+/** tan z = -i tanh(iz): with t = tanh(-y + ix), (Im t, -Re t), as the interpreter's cTan. */
+export function tanF32(b: F32Builder, [x, y]: PartsF32): PartsF32 {
+  const t = tanhF32(b, [b.neg(y), x]);
+  return [t[1], b.neg(t[0])];
+}
+
+/**
+ * The logistic function 1 / (1 + e^-z) as the interpreter's cLogistic. For a finite z, a
+ * form that does not cancel where 1 + e^-z does (near its poles z = i(2k + 1)π):
+ * σ(z) = (1 + t)/2 with t = tanh(z/2) for x ≥ 0 (Re t ≥ 0 there), and σ(z) = e^z (1 −
+ * t)/2 for x < 0 (Re t < 0: 1 − t does not cancel), or e^z alone past x = -20, where
+ * (1 − t)/2 is 1 to 2^-28. On the real axis (y zero, or subnormal) the imaginary part is
+ * +0, as the interpreter's 0/(1 + e^-x). Where a part is not finite, the interpreter's
+ * own steps (expF32's specials, the sum, divideF32's), which carry its special values.
+ */
+export function logisticF32(b: F32Builder, z: PartsF32): PartsF32 {
+  const [x, y] = z;
+  const t = tanhF32(b, [b.mul(x, b.f(0.5)), b.mul(y, b.f(0.5))]);
+  const half = b.f(0.5);
+  const right: PartsF32 = [b.mul(half, b.add(b.f(1), t[0])), b.mul(half, t[1])];
+  const [mr, mi] = [b.mul(half, b.sub(b.f(1), t[0])), b.mul(b.f(-0.5), t[1])];
+  const [er, ei] = expF32(b, z);
+  const left: PartsF32 = [b.sub(b.mul(er, mr), b.mul(ei, mi)), b.add(b.mul(er, mi), b.mul(ei, mr))];
+  const nonNegative = b.or(b.not(b.signBit(x)), b.isZero(x));
+  const general = b.pair(nonNegative, right, b.pair(b.cmp("LT", x, b.f(-20)), [er, ei], left));
+  const finite: PartsF32 = [general[0], b.select(zeroLike(b, y), b.f(0), general[1])];
+  const [nr, ni] = expF32(b, [b.neg(x), b.neg(y)]);
+  const composed = divideF32(b, [b.f(1), b.f(0)], [b.add(b.f(1), nr), b.add(b.f(0), ni)]);
+  return b.pair(b.and(b.isFinite(x), b.isFinite(y)), finite, composed);
+}
+
+/**
+ * z^w as the interpreter's cPow: 1 for 0^0, 0 for 0^w with w real and positive, 1 for z^0
+ * (z not NaN; w not NaN in the first two), else e^(w log z) from logF32, the product (w
+ * real: w·log z part by part, so that no 0·∞ cross term makes a NaN) and expF32. The
+ * product's and log z's roundings move the exponent by about 2^-24 |w log z|, which the
+ * exponential turns into that relative error: the bound grows with |w log z|
+ * (docs/numerics.md), and past |w log z| ≈ 2^24 the f32 phase says nothing.
+ */
+export function powerF32(b: F32Builder, base: PartsF32, exponent: PartsF32): PartsF32 {
+  // Subnormal parts of z and w zeros of their signs on bits, as the products may read
+  // them: the cases (z zero, w zero, w real) then agree with the arithmetic, both
+  // operands read alike (the interpreter's result on the flushed operands).
+  const [z, w] = [flushed(b, base), flushed(b, exponent)];
+  const [lr, li] = logF32(b, z);
+  const [wr, wi] = w;
+  const wReal = b.isZero(wi);
+  // w·arg z below f32's normal range (a GPU may flush it) is still not zero: ∞ cis of it
+  // is ∞ + i∞, as in the interpreter's double; 2^-126 of its sign stands for it.
+  const phase = b.mul(wr, li);
+  const lostPhase = b.and(b.isZero(phase), b.not(b.or(b.isZero(wr), b.isZero(li))));
+  const realPhase = b.select(lostPhase, b.fromBits(b.int("or", "u32", b.bits(b.f(2 ** -126)), b.int("and", "u32", b.int("xor", "u32", b.bits(wr), b.bits(li)), b.u(0x80000000)))), phase);
+  const p = b.pair(wReal, [b.mul(wr, lr), realPhase], [b.sub(b.mul(wr, lr), b.mul(wi, li)), b.add(b.mul(wr, li), b.mul(wi, lr))]);
+  const general = expF32(b, p);
+  const bothZero = (v: PartsF32): number => b.and(b.isZero(v[0]), b.isZero(v[1]));
+  const isNaN = (v: PartsF32): number => b.or(b.isNaN(v[0]), b.isNaN(v[1]));
+  const one: PartsF32 = [b.f(1), b.f(0)];
+  const zero: PartsF32 = [b.f(0), b.f(0)];
+  const positiveReal = b.and(wReal, b.not(b.or(b.signBit(wr), b.isZero(wr))));
+  const zeroBase = b.pair(bothZero(w), one, b.pair(positiveReal, zero, general));
+  const rest = b.pair(b.and(bothZero(w), b.not(isNaN(z))), one, general);
+  return b.pair(b.and(bothZero(z), b.not(isNaN(w))), zeroBase, rest);
+}
+

@@ -18,8 +18,8 @@
 // itself (abs: the interpreter's hypot2, see complexAbs). A target without f64 (WGSL;
 // `hasF64`) gets other forms of what the interpreter computes in f64: multiply still bit
 // for bit (exact_fma.ts, on integers), abs and sign in f32 within stated ulp bounds
-// (hypotF32), and divide, exp, expm1, log, log1p, sqrt, rsqrt, cbrt, sin and cos in f32 within
-// stated bounds (complex_f32.ts). The CPU targets run those transcendentals on the
+// (hypotF32), and divide, exp, expm1, log, log1p, sqrt, rsqrt, cbrt, sin, cos, tanh, tan,
+// logistic and power in f32 within stated bounds (complex_f32.ts); atan2 declines there. The CPU targets run those transcendentals on the
 // interpreter: computed in f64 from Math's functions there, which no compiled form
 // reproduces bit for bit, and an f32 form would change their results. The table is
 // total, so a new elementwise opcode says how its complex form fuses; an op declined
@@ -27,7 +27,7 @@
 
 import type { Instruction } from "../../ir/computation.js";
 import { ELEMENT_TYPES, realComponentType, type ElementType } from "../../types/element_type.js";
-import { cbrtF32, cosF32, divideF32, expF32, expm1F32, exponentField, F32Builder, log1pF32, logF32, rsqrtF32, significand, sinF32, sqrtF32, type PartsF32 } from "./complex_f32.js";
+import { cbrtF32, cosF32, divideF32, expF32, expm1F32, exponentField, F32Builder, log1pF32, logF32, logisticF32, powerF32, rsqrtF32, significand, sinF32, sqrtF32, tanF32, tanhF32, type PartsF32 } from "./complex_f32.js";
 import type { Declined } from "./declined.js";
 import { exactFmaF32 } from "./exact_fma.js";
 import { legalize } from "./legalize.js";
@@ -368,10 +368,10 @@ const interpreted = (what: string): ComplexLowering => declined(`complex ${what}
  * A function the interpreter computes in f64 (complex_math.ts): on a target without f64,
  * c64's f32 form (complex_f32.ts); elsewhere, and c128, the interpreter (see the top).
  */
-const withoutF64 = (what: string, form: (b: F32Builder, z: PartsF32) => PartsF32): ComplexLowering => (g, inst, x, k, hasF64) => {
+const withoutF64 = (what: string, form: (b: F32Builder, ...operands: PartsF32[]) => PartsF32): ComplexLowering => (g, inst, x, k, hasF64) => {
   if (hasF64) return { declined: `complex ${what} runs on the interpreter` };
   if (componentType(typeOf(inst)) !== "f32") return { declined: `complex ${what} of c128 runs on the interpreter (the target has no f64)` };
-  return pick(g, k!, ...form(new F32Builder(g), parts(g, x, 0)));
+  return pick(g, k!, ...form(new F32Builder(g), ...inst.operands.map((_, i) => parts(g, x, i))));
 };
 /** A function the interpreter computes in f64 that has no f32 form within a bound: why, where the target has no f64 (docs/backends.md, WebGPU). */
 const noF32Form = (what: string, why: string): ComplexLowering => (_g, inst, _x, _k, hasF64) => {
@@ -415,15 +415,15 @@ export const COMPLEX_OPS: Readonly<Record<FusibleElementwiseOpcode, ComplexLower
   cbrt: withoutF64("cbrt", cbrtF32), ceil: declined("ceil of complex numbers"), clz: declined("clz of complex numbers"),
   cos: withoutF64("cos", cosF32), erf: interpreted("erf"), exp: withoutF64("exp", expF32), expm1: withoutF64("expm1", expm1F32),
   floor: declined("floor of complex numbers"), isFinite: declined("is-finite of complex numbers"), log: withoutF64("log", logF32),
-  log1p: withoutF64("log1p", log1pF32), logistic: noF32Form("logistic", "1 + e^-z cancels near its poles"), not: declined("not of complex numbers"),
+  log1p: withoutF64("log1p", log1pF32), logistic: withoutF64("logistic", logisticF32), not: declined("not of complex numbers"),
   popcnt: declined("popcnt of complex numbers"), roundNearestAfz: declined("round of complex numbers"),
   roundNearestEven: declined("round of complex numbers"), rsqrt: withoutF64("rsqrt", rsqrtF32), sign: complexSign,
-  sin: withoutF64("sin", sinF32), sqrt: withoutF64("sqrt", sqrtF32), tan: noF32Form("tan", "near its poles the interpreter's own double cancels"), tanh: noF32Form("tanh", "near its poles the interpreter's own double cancels"),
-  remainder: declined("remainder of complex numbers"), power: noF32Form("power", "an f32 log z's error grows by |w log z| in exp"), maximum: lexicographic(true),
+  sin: withoutF64("sin", sinF32), sqrt: withoutF64("sqrt", sqrtF32), tan: withoutF64("tan", tanF32), tanh: withoutF64("tanh", tanhF32),
+  remainder: declined("remainder of complex numbers"), power: withoutF64("power", powerF32), maximum: lexicographic(true),
   minimum: lexicographic(false), and: declined("and of complex numbers"), or: declined("or of complex numbers"),
   xor: declined("xor of complex numbers"), shiftLeft: declined("shift of complex numbers"),
   shiftRightArithmetic: declined("shift of complex numbers"), shiftRightLogical: declined("shift of complex numbers"),
-  atan2: noF32Form("atan2", "x² + y² cancels in f32"), clamp: interpreted("clamp"),
+  atan2: noF32Form("atan2", "where (x + iy)/√(x² + y²) is real and negative its angle ±π rests on the sign of a zero imaginary part that f32's roundings decide otherwise than the interpreter's double"), clamp: interpreted("clamp"),
   acos: interpreted("acos"), acosh: interpreted("acosh"), asin: interpreted("asin"), asinh: interpreted("asinh"),
   atan: interpreted("atan"), atanh: interpreted("atanh"), cosh: interpreted("cosh"), sinh: interpreted("sinh"),
   lgamma: interpreted("lgamma"), digamma: interpreted("digamma"), erfInv: interpreted("erf-inv"), erfc: interpreted("erfc"),

@@ -249,16 +249,24 @@ function tanhTable(x: number, y: number): Complex {
   return c(NaN, NaN); // finite x, y infinite or NaN
 }
 
-/** tanh(x + iy) = (sinh 2x + i sin 2y) / (cosh 2x + cos 2y), with the |x| → ∞ limit ±1 + 4i sin y cos y e^-2|x|. */
+/**
+ * tanh(x + iy) = (sinh 2x + i sin 2y) / (cosh 2x + cos 2y), written as (sinh x cosh x + i
+ * sin y cos y) / (sinh² x + cos² y): the denominator halved as a sum of squares, which
+ * does not cancel near the poles x = 0, y = π/2 + kπ (cosh 2x + cos 2y there loses
+ * about 2^-53/d of its value: 5% at the f32 nearest π/2); the |x| → ∞ limit ±1 + 4i sin
+ * y cos y e^-2|x| past |x| = 20.
+ */
 export function cTanh(z: Complex): Complex {
   if (!cIsFinite(z)) return annexG(z, "odd", tanhTable);
   const { re: x, im: y } = z;
+  const [s, co] = [Math.sin(y), Math.cos(y)];
   if (Math.abs(x) > 20) {
     const e = Math.exp(-2 * Math.abs(x));
-    return c(Math.sign(x), 4 * Math.sin(y) * Math.cos(y) * e);
+    return c(Math.sign(x), 4 * s * co * e);
   }
-  const d = Math.cosh(2 * x) + Math.cos(2 * y);
-  return c(Math.sinh(2 * x) / d, Math.sin(2 * y) / d);
+  const sh = Math.sinh(x);
+  const d = sh * sh + co * co;
+  return c((sh * Math.cosh(x)) / d, (s * co) / d);
 }
 
 /** tan(z) = -i tanh(iz). */

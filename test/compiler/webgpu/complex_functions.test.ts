@@ -1,4 +1,5 @@
-// c64 divide, exp, expm1, log, log1p, sqrt, rsqrt, cbrt, sin and cos on the GPU (kernel/
+// c64 divide, exp, expm1, log, log1p, sqrt, rsqrt, cbrt, sin, cos, tanh, tan, logistic
+// and power on the GPU (kernel/
 // complex_f32.ts: f32 arithmetic and the shared real approximations, WGSL having no
 // f64), against the interpreter, which computes them in double and rounds each part
 // once. Each finite part of the GPU's result is within BOUNDS[op] ulps of the larger
@@ -11,9 +12,12 @@
 // moderate magnitudes, and, where the forms take care, values near the unit circle (log),
 // near 0 and 1 + z on the unit circle (log1p, expm1), large real parts (exp past e^88;
 // sin and cos: large imaginary parts),
-// and far-apart parts (divide, sqrt). Each op must run as one kernel, with no host step.
-// The c64 functions left on the host (tanh, tan, logistic, power, atan2) must say why,
-// and their c128 forms that the target has no f64.
+// and far-apart parts (divide, sqrt), near the poles (tanh, tan, logistic). Each op must
+// run as one kernel, with no host step; their c128 forms must say that the target has no
+// f64, and c64 atan2 (on the host) why. power's bound grows with |w log z| (an f32
+// exponent carries 2^-24 of it), and past |w log z| = 2^20 (where that bound passes the
+// value itself) its elements are counted, not compared. A part beyond f32's range (an infinity where the exact result is finite,
+// or the other way) is compared with the exact result, an infinity counted as 2^128.
 //
 // XLATS_COMPLEX_MEASURE=1 prints each op's worst error in those ulps, with the share of
 // parts not the interpreter's bits.
@@ -43,7 +47,11 @@ const fround = Math.fround;
 type C = { re: number; im: number };
 
 /** The stated bounds (docs/numerics.md), in ulps of the result's larger part. */
-const BOUNDS: Record<string, number> = { divide: 6, exp: 8, expm1: 8, log: 4, log1p: 4, sqrt: 4, rsqrt: 8, cbrt: 6, sin: 10, cos: 10 };
+const BOUNDS: Record<string, number> = {
+  divide: 6, exp: 8, expm1: 8, log: 4, log1p: 4, sqrt: 4, rsqrt: 8, cbrt: 6, sin: 10, cos: 10, tanh: 8, tan: 8, logistic: 8, power: 16,
+};
+/** power: ulps per unit of |w log z|, on top of BOUNDS.power. */
+const POWER_SLOPE = 8;
 
 const SPECIALS = [
   0, -0, 1, -1, 0.5, -2, Infinity, -Infinity, NaN, fromBits(1), -fromBits(0x7fffff), 2 ** -126, fromBits(0x7f7fffff), -1e30, 1e-30, fround(Math.PI / 2), 88.5, -100,
@@ -77,6 +85,20 @@ function unaryOperands(op: string): C[] {
   if (op === "log1p" || op === "expm1") for (let i = 0; i < 3000; i++) v.push({ re: between(-40, 0), im: between(-40, 0) });
   if (op === "sin" || op === "cos") for (let i = 0; i < 2000; i++) v.push({ re: between(-20, 20), im: fround(sign() * (80 + next() * 100)) });
   if (op === "exp" || op === "expm1") for (let i = 0; i < 2000; i++) v.push({ re: fround(sign() * (80 + next() * 100)), im: between(-20, 20) });
+  if (op === "tanh" || op === "tan" || op === "logistic") {
+    // Near the poles (tanh: x = 0, y = π/2 + kπ; tan the same with the parts swapped;
+    // logistic: x = 0, y = (2k + 1)π), and real parts about the tanh's switch at 20.
+    for (let i = 0; i < 4000; i++) {
+      const k = Math.floor(next() * 2000 - 1000);
+      const pole = op === "logistic" ? (2 * k + 1) * Math.PI : (k + 0.5) * Math.PI;
+      const z = { re: i % 4 === 0 ? 0 : between(-40, -2), im: fround(pole + sign() * 2 ** -(next() * 20)) };
+      v.push(op === "tan" ? { re: z.im, im: z.re } : z);
+    }
+    for (let i = 0; i < 2000; i++) {
+      const z = { re: fround(sign() * (op === "logistic" ? next() * 60 : 15 + next() * 10)), im: between(-10, 10) };
+      v.push(op === "tan" ? { re: z.im, im: z.re } : z);
+    }
+  }
   return v;
 }
 
@@ -95,6 +117,19 @@ function divideOperands(): [C[], C[]] {
   return [xs, ys];
 }
 
+/** Operand pairs for power: every pair of specials, random bit patterns, and moderate |w log z|. */
+function powerOperands(): [C[], C[]] {
+  const grid = specialGrid();
+  const zs: C[] = [], ws: C[] = [];
+  for (const a of grid) for (const b of grid) { zs.push(a); ws.push(b); }
+  for (let i = 0; i < 6000; i++) { zs.push({ re: anyFinite(), im: anyFinite() }); ws.push({ re: anyFinite(), im: anyFinite() }); }
+  for (let i = 0; i < 8000; i++) { zs.push({ re: between(-20, 20), im: between(-20, 20) }); ws.push({ re: between(-10, 3), im: between(-10, 3) }); }
+  // Real exponents (each part of log z scaled alone), and z near 1 (log z small).
+  for (let i = 0; i < 3000; i++) { zs.push({ re: between(-20, 20), im: between(-20, 20) }); ws.push({ re: between(-8, 4), im: 0 }); }
+  for (let i = 0; i < 3000; i++) { zs.push({ re: fround(1 + between(-30, -2)), im: between(-30, -2) }); ws.push({ re: between(-4, 8), im: between(-4, 8) }); }
+  return [zs, ws];
+}
+
 const ulpOf = (v: number): number => (v < 2 ** -126 ? 2 ** -149 : 2 ** (Math.floor(Math.log2(v)) - 23));
 const tiny = (v: number): boolean => Math.abs(v) < 2 ** -126;
 const flush = (v: number): number => (tiny(v) ? (v < 0 || Object.is(v, -0) ? -0 : 0) : v);
@@ -102,14 +137,24 @@ const flush = (v: number): number => (tiny(v) ? (v < 0 || Object.is(v, -0) ? -0 
 /** The interpreter's c64 result, and the same computation in double before its rounding (the program on c128). */
 interface Reference { readonly want: readonly C[]; readonly exact: readonly C[] }
 
-/** Part `part` of element i within `bound` ulps of the exact result's larger part (where the interpreter's is finite; else equal). */
-function within(g: C, r: Reference, i: number, part: "re" | "im", bound: number): number {
-  const [a, b] = [g[part], r.want[i]![part]];
+/** How an op's results are compared: the bound for element i in ulps of max(|re|, |im|) of the exact result; elements not compared. */
+interface Measure {
+  readonly bound: (i: number) => number; readonly unbounded?: (i: number) => boolean;
+  /** Elements whose parts are compared without their signs, given the interpreter's result (power's ∞ cis θ and 0 cis θ: their signs follow θ's rounding). */
+  readonly signFree?: (i: number, want: C) => boolean;
+}
+
+/** Part `part` of a result in ulps of the exact result e's larger part, where the interpreter's (want) is finite; else equal. */
+function within(g: C, want: C, e: C, part: "re" | "im"): number {
+  const [a, b] = [g[part], want[part]];
   if ((Number.isNaN(a) && Number.isNaN(b)) || Object.is(a, b)) return 0;
-  const e = r.exact[i]!;
   const m = Math.max(Math.abs(e.re), Math.abs(e.im));
-  if (tiny(a) && tiny(b) && !(m === 0 && a === 0 && b === 0)) return 0; // a subnormal result flushed, or a subnormal operand read as zero
-  if (!Number.isFinite(b) || !Number.isFinite(a) || !Number.isFinite(m) || m === 0) return Infinity;
+  // A subnormal result flushed (or one a few ulps above 2^-126 that the GPU's roundings took below it), or a subnormal operand read as zero.
+  if (tiny(a) && Math.abs(b) < 2 ** -126 * (1 + 2 ** -16) && !(m === 0 && a === 0 && b === 0)) return 0;
+  if (Number.isNaN(a) || Number.isNaN(b) || !Number.isFinite(m) || m === 0) return Infinity;
+  // Past f32's range on either side: the exact part, an infinity as 2^128.
+  const clamped = (v: number): number => (Number.isFinite(v) ? v : Math.sign(v) * 2 ** 128);
+  if (!Number.isFinite(a) || !Number.isFinite(b)) return Math.abs(clamped(a) - e[part]) / ulpOf(m);
   return Math.abs(a - b) / ulpOf(m);
 }
 
@@ -118,24 +163,33 @@ function within(g: C, r: Reference, i: number, part: "re" | "im", bound: number)
  * first element out of bounds. Each element may match the interpreter on its operands or
  * on them with their subnormal parts flushed to zeros (WGSL lets a GPU read them so).
  */
-function compare(got: readonly C[], refs: readonly [Reference, Reference], bound: number, inputs: (i: number) => string): { worst: number; inexact: number; failure?: string } {
-  let worst = 0, inexact = 0;
+function compare(got: readonly C[], refs: readonly [Reference, Reference], measure: Measure, inputs: (i: number) => string): { worst: number; inexact: number; unbounded: number; failure?: string } {
+  let worst = 0, inexact = 0, unbounded = 0;
   for (let i = 0; i < got.length; i++) {
-    const g = got[i]!;
+    if (measure.unbounded?.(i)) { unbounded++; continue; }
+    const free = measure.signFree?.(i, refs[0].want[i]!) ?? false;
+    const unsigned = (z: C): C => (free ? { re: Math.abs(z.re), im: Math.abs(z.im) } : z);
+    const g = unsigned(got[i]!);
     let err = Infinity;
-    for (const r of refs) err = Math.min(err, Math.max(within(g, r, i, "re", bound), within(g, r, i, "im", bound)));
+    for (const r of refs) {
+      const [want, exact] = [unsigned(r.want[i]!), unsigned(r.exact[i]!)];
+      err = Math.min(err, Math.max(within(g, want, exact, "re"), within(g, want, exact, "im")));
+    }
     const w = refs[0].want[i]!;
     for (const part of ["re", "im"] as const) if (!Object.is(g[part], w[part]) && !(Number.isNaN(g[part]) && Number.isNaN(w[part]))) inexact++;
-    if (err > bound) return { worst: err, inexact, failure: `element ${i} (${inputs(i)}): ${show(g)} vs the interpreter's ${show(w)} (${err} ulps of the larger part)` };
+    const bound = measure.bound(i);
+    if (err > bound) return { worst: err, inexact, unbounded, failure: `element ${i} (${inputs(i)}): ${show(g)} vs the interpreter's ${show(w)} (${err} ulps of the larger part; bound ${bound})` };
     worst = Math.max(worst, err);
   }
-  return { worst, inexact };
+  return { worst, inexact, unbounded };
 }
 
 const show = (z: C): string => `${Object.is(z.re, -0) ? "-0" : z.re} + ${Object.is(z.im, -0) ? "-0" : z.im}i`;
 
 /** `op` (a key of BOUNDS) as StableHLO's `mlirOp` on `args`, on the GPU against the interpreter. */
-async function check(op: string, mlirOp: string, args: C[][]): Promise<void> {
+async function check(op: string, mlirOp: string, operands: C[][], measure: Measure = { bound: () => BOUNDS[op]! }): Promise<void> {
+  // The operands as c64 holds them, for the c128 reference too (tan(1e30) is not tan(fround(1e30))).
+  const args = operands.map((v) => v.map((z) => ({ re: fround(z.re), im: fround(z.im) })));
   const n = args[0]!.length;
   const T = `tensor<${n}xcomplex<f32>>`;
   const names = args.map((_, i) => `%a${i}`);
@@ -157,9 +211,10 @@ async function check(op: string, mlirOp: string, args: C[][]): Promise<void> {
   try {
     assert.deepEqual(exe.stats.interpreted, [], `${op} must run on the GPU:\n${exe.dump()}`);
     const got = (await exe.run(literals)).values() as C[];
-    const r = compare(got, refs, BOUNDS[op]!, (i) => args.map((a) => show(a[i]!)).join(", "));
+    const r = compare(got, refs, measure, (i) => args.map((a) => show(a[i]!)).join(", "));
     if (process.env["XLATS_COMPLEX_MEASURE"] === "1") {
-      console.log(`# ${op}: ${n} values, worst ${r.worst.toFixed(3)} ulps of the larger part, ${((100 * r.inexact) / (2 * n)).toFixed(1)}% of parts not the interpreter's bits`);
+      const skipped = r.unbounded > 0 ? `, ${r.unbounded} not compared` : "";
+      console.log(`# ${op}: ${n} values, worst ${r.worst.toFixed(3)} ulps of the larger part, ${((100 * r.inexact) / (2 * n)).toFixed(1)}% of parts not the interpreter's bits${skipped}`);
     }
     assert.equal(r.failure, undefined, `${op}: ${r.failure}`);
   } finally {
@@ -167,29 +222,74 @@ async function check(op: string, mlirOp: string, args: C[][]): Promise<void> {
   }
 }
 
-const MLIR: Record<string, string> = { exp: "exponential", expm1: "exponential_minus_one", log: "log", log1p: "log_plus_one", sqrt: "sqrt", rsqrt: "rsqrt", cbrt: "cbrt", sin: "sine", cos: "cosine" };
+const MLIR: Record<string, string> = {
+  exp: "exponential", expm1: "exponential_minus_one", log: "log", log1p: "log_plus_one", sqrt: "sqrt", rsqrt: "rsqrt", cbrt: "cbrt", sin: "sine", cos: "cosine",
+  tanh: "tanh", tan: "tan", logistic: "logistic",
+};
 
 test("c64 divide on the GPU within its bound", { skip }, async () => check("divide", "divide", divideOperands()));
 for (const [op, mlirOp] of Object.entries(MLIR)) {
   test(`c64 ${op} on the GPU within its bound`, { skip }, async () => check(op, mlirOp, [unaryOperands(op)]));
 }
 
-test("c64 tanh, tan, logistic, power and atan2 stay on the host, saying why; c128's say the target has no f64", { skip }, async () => {
+/**
+ * |w log z| in double (the principal log); where log |z| is infinite (z zero or infinite),
+ * |w arg z|, the phase that ∞ cis θ or 0 cis θ takes (0 where that is not finite either:
+ * the specials, compared exactly).
+ */
+function wLogZ(z: C, w: C): number {
+  const [r, theta, size] = [Math.log(Math.hypot(z.re, z.im)), Math.atan2(z.im, z.re), Math.hypot(w.re, w.im)];
+  const l = (Number.isFinite(r) ? Math.hypot(r, theta) : Math.abs(theta)) * size;
+  return Number.isFinite(l) ? l : 0;
+}
+
+test("c64 power on the GPU within its bound (growing with |w log z|)", { skip }, async () => {
+  const [zs, ws] = powerOperands();
+  const size = zs.map((z, i) => wLogZ(z, ws[i]!));
+  // Where log z is infinite (z zero or with an infinite part), or the result overflows or
+  // underflows, e^(w log z) is ∞ cis θ or 0 cis θ: its parts' signs are cos θ's and sin
+  // θ's, which θ's rounding decides near a multiple of π/2 (the interpreter's double π/2
+  // lies below π/2, f32's above; an f32 θ = w·arg z carries 2^-24 |θ|).
+  // (z zero once its subnormal parts are flushed, too).
+  const infiniteLog = zs.map((z) => (flush(fround(z.re)) === 0 && flush(fround(z.im)) === 0) || !Number.isFinite(z.re) || !Number.isFinite(z.im));
+  // And where arg z or w·arg z lies below 2^-126 (nonzero), a GPU may flush it: ∞ cis θ
+  // then has a zero imaginary part where the interpreter's is infinite. Not compared.
+  const tinyPhase = zs.map((z, i) => {
+    const [theta, w] = [Math.atan2(fround(z.im), fround(z.re)), ws[i]!];
+    return [theta, theta * Math.hypot(fround(w.re), fround(w.im))].some((t) => t !== 0 && Math.abs(t) < 2 ** -126);
+  });
+  await check("power", "power", [zs, ws], {
+    bound: (i) => BOUNDS["power"]! + POWER_SLOPE * size[i]!, unbounded: (i) => size[i]! > 2 ** 20 || tinyPhase[i]!, signFree: (i, want) => infiniteLog[i]! || !Number.isFinite(want.re) || !Number.isFinite(want.im) || (want.re === 0 && want.im === 0),
+  });
+});
+
+test("c64 atan2 stays on the host, saying why", { skip }, async () => {
+  const T = "tensor<4xcomplex<f32>>";
+  const exe = await compile(parseStableHlo(`func.func @main(%a: ${T}, %b: ${T}) -> ${T} {
+  %0 = stablehlo.atan2 %a, %b : ${T}
+  return %0 : ${T}
+}`), { backend: "webgpu" });
+  try {
+    assert.match(exe.stats.interpreted.map((s) => s.why).join("; "), /complex atan2 runs on the interpreter \(no f32 form within a bound: /);
+  } finally {
+    exe.delete();
+  }
+});
+
+test("c128 tanh, tan, logistic, power and atan2 stay on the host, saying the target has no f64", { skip }, async () => {
   for (const [op, arity] of [["tanh", 1], ["tan", 1], ["logistic", 1], ["power", 2], ["atan2", 2]] as const) {
-    for (const part of ["f32", "f64"]) {
-      const T = `tensor<4xcomplex<${part}>>`;
-      const names = ["%a", "%b"].slice(0, arity);
-      const module = parseStableHlo(`func.func @main(${names.map((a) => `${a}: ${T}`).join(", ")}) -> ${T} {
+    const T = "tensor<4xcomplex<f64>>";
+    const names = ["%a", "%b"].slice(0, arity);
+    const module = parseStableHlo(`func.func @main(${names.map((a) => `${a}: ${T}`).join(", ")}) -> ${T} {
   %0 = stablehlo.${op} ${names.join(", ")} : ${T}
   return %0 : ${T}
 }`);
-      const exe = await compile(module, { backend: "webgpu" });
-      try {
-        const why = exe.stats.interpreted.map((s) => s.why).join("; ");
-        assert.match(why, part === "f32" ? new RegExp(`complex ${op} runs on the interpreter \\(no f32 form within a bound: `) : /of c128 runs on the interpreter \(the target has no f64\)/, `${op} on complex<${part}>: ${why}`);
-      } finally {
-        exe.delete();
-      }
+    const exe = await compile(module, { backend: "webgpu" });
+    try {
+      const why = exe.stats.interpreted.map((s) => s.why).join("; ");
+      assert.match(why, /of c128 runs on the interpreter \(the target has no f64\)/, `${op} on complex<f64>: ${why}`);
+    } finally {
+      exe.delete();
     }
   }
 });
