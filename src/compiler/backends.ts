@@ -2,7 +2,7 @@
 // CompilerBackend, backend_contract.ts, which the type checker holds it to) and one
 // line here (and one in backend_modules.ts, which the type checker asks for); `compile`,
 // `compileSync`, clients, the CLI, the check runner and the test
-// runs (tools/test_backends.ts, test/support/backend.ts) all take their names from it.
+// runs (tools/test_plan.ts, test/support/backend.ts) all take their names from it.
 // Importing this module registers every entry in the runtime's registry: the package's
 // entry points import it (src/index.ts, the CLI, the check runner, and the browser's
 // device worker src/web_device_worker.ts; src/node_device_worker.ts imports each backend

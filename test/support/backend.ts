@@ -5,7 +5,7 @@
 // "webgpu" (compiled and run asynchronously, in a worker the tests wait on:
 // tools/sync_backend.ts)...
 // `npm test` runs the op-test folders once more on every other backend of the table
-// that is available here (tools/test_backends.ts), so every op test checks each backend
+// that is available here (tools/test_plan.ts), so every op test checks each backend
 // against the same independently known values without duplicating test code.
 
 import { BACKEND_NAMES, compileManySync, compileSync, type BackendName, type ExecutableOf } from "../../src/compiler/index.js";
