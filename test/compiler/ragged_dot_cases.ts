@@ -67,7 +67,8 @@ export const batchMode = (what: string, r: number, inner: number, m: number, k: 
 };
 
 
-export function program(c: Case, type: ElementType, sizeType: ElementType, rhsType: ElementType = type): Computation {
+/** The case's ragged dot of `type` x `rhsType` (to `resultType` where given: the dot's preferred element type). */
+export function program(c: Case, type: ElementType, sizeType: ElementType, rhsType: ElementType = type, resultType?: ElementType): Computation {
   const b = new XlaBuilder("ragged");
   const l = parameter(b, 0, arrayShape(type, c.lhs));
   const r = parameter(b, 1, arrayShape(rhsType, c.rhs));
@@ -75,7 +76,7 @@ export function program(c: Case, type: ElementType, sizeType: ElementType, rhsTy
   return b.build(raggedDot(l, r, g, {
     dotDimensionNumbers: { lhsBatchDimensions: [], rhsBatchDimensions: [], ...c.dims },
     lhsRaggedDimensions: [c.ragged], rhsGroupDimensions: c.group === undefined ? [] : [c.group],
-  }));
+  }, resultType === undefined ? {} : { preferredElementType: resultType }));
 }
 
 export function operands(c: Case, type: ElementType, sizeType: ElementType, seed: number, rhsType: ElementType = type): Literal[] {

@@ -47,14 +47,19 @@ const SLOT = { lhs: 0, rhs: 1, sizes: 2, out: 3, status: 4 } as const;
 /** The status word's words: the flag, the group's index, the size's low and high words (an s32 size sign-extended). */
 export const STATUS_WORDS = 4;
 
-/** f32, f16 and bf16 operands and results, as the WGSL GEMM stores them (halves widened exactly, summed in f32). */
+/**
+ * The element types the WGSL GEMM stores (gemm_tiles_wgsl.ts productStorage), as the
+ * plain dots take them: float operands (f32, the halves, the one-byte floats, integers
+ * of up to 16 bits) widened exactly and summed in f32 to a float result rounded once;
+ * integer operands of an integer result widened to i32 and summed wrapping, the result
+ * cut to its width: the interpreter's sums in the result type, modulo 2^width, whatever
+ * the order. The rest is declined with productStorage's reason (WGSL has no f64 nor
+ * 64-bit integers; pred; s32 or u32 operands of a float result). The spec's element
+ * type is f32 for all of them (its geometry is what the kernel reads of it).
+ */
 const gpuElementTypes: RaggedElementRule = (l, r, result) => {
-  const float = (t: string): boolean => t === "f32" || t === "f16" || t === "bf16";
-  if (!float(l) || !float(r) || !float(result)) {
-    return { declined: `ragged-dot of ${l} x ${r} -> ${result}: the WGSL kernel takes f32, f16 and bf16 operands and results (summed in f32); ${[l, r, result].includes("f64") ? "WGSL has no f64" : "integer and one-byte float ragged dots are not compiled to WGSL"}, so the interpreter's kernel runs it` };
-  }
   const storage = productStorage([l, r, result]);
-  return "declined" in storage ? { declined: `ragged-dot: ${storage.declined}` } : "f32";
+  return "declined" in storage ? { declined: `ragged-dot of ${storage.declined}` } : "f32";
 };
 
 const u = (x: number): string => `${x}u`;
@@ -151,7 +156,7 @@ function prologue(spec: RaggedGemmSpec, tile: GemmTile, words: MemoryWords, slot
 export function raggedDotKernelWgsl(inst: Instruction<"raggedDot">, limits: GpuLimits): WgslKernel | Declined {
   const spec = raggedGemmSpecOf(inst, gpuElementTypes);
   if ("declined" in spec) return spec;
-  // Arrays of f32, f16 or bf16: raggedGemmSpecOf checked them.
+  // Arrays of types productStorage takes: raggedGemmSpecOf checked them.
   const [lhsType, rhsType, outputType] = [inst.operands[0]!, inst.operands[1]!, inst].map((x) => (x.shape as ArrayShape).elementType) as [ElementType, ElementType, ElementType];
   const contracting = spec.mode === "contracting";
   // One product of m x n x k a matrix of A: A at z·m·k (its batch), B and C from the prologue.

@@ -11,8 +11,10 @@
 // earlier kernel of the same program are read where that kernel wrote them (no host
 // step, and the error still comes from the status word); in a GPU-driven loop's body
 // the results are the interpreter's bits and a negative size in a later iteration its
-// error. The dump shows the kernel;
-// an integer ragged dot stays on the host and says why.
+// error. Integer ragged dots (s8, u8, s16, s32, u32 operands and results, products and
+// sums wrapping as the interpreter's in the result type) and one-byte float operands
+// (f8 widened exactly; an f8 result rounded once): the interpreter's bits. The dump
+// shows the kernel; a 64-bit integer or f64 ragged dot stays on the host and says why.
 //
 // Skipped, saying so, where neither the `webgpu` package nor SwiftShader's Vulkan
 // driver is installed (as webgpu.test.ts).
@@ -25,6 +27,8 @@ import { compile } from "../../../src/compiler/index.js";
 import { planGpuProgram } from "../../../src/compiler/webgpu/program.js";
 import { dumpGpuProgram } from "../../../src/compiler/webgpu/executable.js";
 import { add, arrayShape, evaluate, Literal, parameter, raggedDot, XlaBuilder, type ElementType } from "../../../src/index.js";
+import { ELEMENT_TYPES } from "../../../src/types/element_type.js";
+import { rng } from "../../support/prng.js";
 import { ExecutionError } from "../../../src/types/errors.js";
 import { parseHlo } from "../../../src/text/hlo/index.js";
 import { assertWithinBound, batchMode, contracting, depth, nonContracting, operands, program, type Case } from "../ragged_dot_cases.js";
@@ -74,6 +78,55 @@ test("raggedDot on webgpu: bf16 and f16 operands widened, an f16 result rounded 
   await runCases(contracting("depth f16 -> f16", 9, 20, 6, 3).slice(0, 3), "f16", "s32");
   // An odd n: the f16 result stored element by element on the atomic memory, the sizes and the status word read through atomics too.
   await runCases(nonContracting("rows f16 -> f16, odd n", 10, 8, 5, 3).slice(0, 3), "f16", "s64");
+});
+
+/** A literal of `type`: integers drawn over the type's whole range (so products and sums wrap), floats from [-4, 4) rounded to the type. */
+function randomLiteral(type: ElementType, dims: readonly number[], next: () => number): Literal {
+  const count = dims.reduce((p, d) => p * d, 1);
+  const { kind, bitWidth } = ELEMENT_TYPES[type];
+  const low = kind === "signed" ? -(2 ** (bitWidth - 1)) : 0;
+  const draw = kind === "float" ? () => next() * 8 - 4 : () => low + Math.floor(next() * 2 ** bitWidth);
+  return Literal.fromValues(type, [...dims], Array.from({ length: count }, draw));
+}
+
+const bits = (l: Literal): number[] => [...new Uint8Array(l.data.buffer, l.data.byteOffset, l.data.byteLength)];
+
+/** As runCases, for products the kernel computes exactly as the interpreter (integers; one-byte floats, whose products f32 holds exactly): its bits. */
+async function runExact(cases: readonly Case[], lhsType: ElementType, rhsType: ElementType, resultType: ElementType, sizeType: ElementType, seed = 1): Promise<void> {
+  const comp = program(cases[0]!, lhsType, sizeType, rhsType, resultType);
+  const exe = await compile(comp, { backend: "webgpu" });
+  const what = `${cases[0]!.what}, ${lhsType} x ${rhsType} -> ${resultType}`;
+  try {
+    assert.match(exe.dump(), new RegExp(`kernel raggedDot[^\\n]*ragged gemm[^\\n]*to ${resultType}, tiled[^\\n]*read on the GPU`), `${what}: the ragged dot is a kernel`);
+    assert.equal(exe.stats.interpreted.length, 0, `${what}: nothing on the host`);
+    for (const c of cases) {
+      const next = rng(seed++);
+      const args = [randomLiteral(lhsType, c.lhs, next), randomLiteral(rhsType, c.rhs, next), Literal.fromValues(sizeType, [c.sizes.length], c.sizes)];
+      const [got, want] = [await exe.run(args), evaluate(comp, args)];
+      assert.equal(got.elementType, resultType);
+      assert.deepEqual(bits(got), bits(want), `webgpu ${c.what} ${lhsType} x ${rhsType} -> ${resultType}: the interpreter's bits`);
+    }
+  } finally {
+    exe.delete();
+  }
+}
+
+test("raggedDot on webgpu: integer operands and results, wrapping as the interpreter's, each mode: its bits", { skip }, async () => {
+  // int8 experts summed in s32 (no wrap), s32 and u32 products and sums wrapping.
+  await runExact(nonContracting("rows 37x19x23, 4 groups", 37, 19, 23, 4), "s8", "s8", "s32", "s32");
+  await runExact(contracting("depth 13x40x11, 3 groups", 13, 40, 11, 3), "s32", "s32", "s32", "s32");
+  await runExact(batchMode("batches 5x2 of 6x8x9", 5, 2, 6, 8, 9, 3), "u32", "u32", "u32", "u32");
+  await runExact(nonContracting("rows, rhs [g][n][k], 2 batches", 21, 13, 17, 3, { batch: 2, transposed: true }).slice(0, 3), "u8", "u8", "s16", "s64");
+  // A one-byte result wrapped to its width: an odd n stores it byte by byte (atomics), n a multiple of 4 by words.
+  await runExact(nonContracting("rows s8, odd n", 10, 8, 5, 3).slice(0, 3), "s8", "s8", "s8", "s32");
+  await runExact(contracting("depth u8, n of 8", 9, 20, 8, 3).slice(0, 3), "u8", "u8", "u8", "u32");
+});
+
+test("raggedDot on webgpu: one-byte float (and s8) operands widened exactly, to f32 and to an f8 rounded once: the interpreter's bits", { skip }, async () => {
+  await runExact(nonContracting("rows f8e4m3fn", 19, 12, 10, 3).slice(0, 3), "f8e4m3fn", "f8e4m3fn", "f32", "s32");
+  await runExact(contracting("depth f8e5m2 x bf16", 9, 20, 8, 3).slice(0, 3), "f8e5m2", "bf16", "f8e5m2", "s32");
+  // s8 operands of an f32 result: widened exactly, products and sums exact in f32.
+  await runExact(nonContracting("rows s8 -> f32", 10, 8, 4, 2).slice(0, 3), "s8", "s8", "f32", "u32");
 });
 
 test("raggedDot on webgpu: a negative group size is the interpreter's ExecutionError, from the kernel's status word", { skip }, async () => {
@@ -203,10 +256,15 @@ test("raggedDot on webgpu: in a GPU-driven loop's body, the interpreter's bits a
   }
 });
 
-test("raggedDot on webgpu: the plan shows the kernel; an integer ragged dot runs on the host and says why", () => {
-  const dump = dumpGpuProgram(planGpuProgram(program(nonContracting("rows", 8, 4, 4, 2)[0]!, "f32", "s32"), {}));
+test("raggedDot on webgpu: the plan shows the kernel; a 64-bit integer or f64 ragged dot runs on the host and says why", () => {
+  const rows = nonContracting("rows", 8, 4, 4, 2)[0]!;
+  const dump = dumpGpuProgram(planGpuProgram(program(rows, "f32", "s32"), {}));
   assert.match(dump, /kernel raggedDot[^\n]*ragged gemm 8x4x4 2 groups of rows NN, tiled [^\n]*p0, p1, p2, o0, c0/);
   assert.match(dump, /0 host step\(s\)/);
-  const ints = dumpGpuProgram(planGpuProgram(program(nonContracting("rows", 8, 4, 4, 2)[0]!, "s32", "s32"), {}));
-  assert.match(ints, /host raggedDot[^\n]*ragged-dot of s32 x s32 -> s32: the WGSL kernel takes f32, f16 and bf16/);
+  const ints = dumpGpuProgram(planGpuProgram(program(rows, "s8", "s32", "s8", "s32"), {}));
+  assert.match(ints, /kernel raggedDot[^\n]*ragged gemm 8x4x4 2 groups of rows NN from s8 to s32, tiled/);
+  const wide = dumpGpuProgram(planGpuProgram(program(rows, "s64", "s32"), {}));
+  assert.match(wide, /host raggedDot[^\n]*ragged-dot of s64 x s64 -> s64 \(WGSL has no 64-bit integers; it runs on the host\)/);
+  const double = dumpGpuProgram(planGpuProgram(program(rows, "f64", "s32"), {}));
+  assert.match(double, /host raggedDot[^\n]*ragged-dot of f64 x f64 -> f64 \(WGSL has no f64; it runs on the host\)/);
 });
