@@ -17,7 +17,8 @@
 //   interpreter.
 // - RngBitGenerator with THREE_FRY (Threefry2x32) and PHILOX or DEFAULT (Philox4x32):
 //   each element encrypts the counter of its block, as interpreter/kernels/prng.ts lays
-//   the blocks out; elements narrower than a word packed a result word an invocation.
+//   the blocks out; elements narrower than a word packed a result word an invocation;
+//   an empty result is a one-invocation kernel writing the (unchanged) state.
 // - Bitcast-convert: a copy of the operand's words between types that fill their bytes,
 //   the bits gathered a result word an invocation where pred or a sub-byte type is one.
 //
@@ -624,8 +625,6 @@ export function rngBitGeneratorKernelWgsl(inst: Instruction<"rngBitGenerator">, 
   if (tooLarge([shape])) return { declined: "webgpu rng-bit-generator: a result of 2 GiB or more" };
   const dims = shape.dimensions;
   const count = product(dims);
-  // Invocation 0 writes the new state: an empty result has none.
-  if (count === 0) return { declined: "webgpu rng-bit-generator: an empty result (only the state would change)" };
   const info = ELEMENT_TYPES[shape.elementType];
   if (info.kind === "complex") return { declined: `webgpu rng-bit-generator: ${shape.elementType} bits` };
   const wide = info.bitWidth === 64;
@@ -634,6 +633,10 @@ export function rngBitGeneratorKernelWgsl(inst: Instruction<"rngBitGenerator">, 
   const state0 = ["  let st = args[0u] >> 2u;", "  let key0 = mem[st];", "  let key1 = mem[st + 1u];", ...generated.state];
   const writeState = ["  if (i == 0u) {", ...generated.advance.map((st) => `  ${st}`), "    let next = args[1u] >> 2u;", "    mem[next] = key0;", "    mem[next + 1u] = key1;",
     ...generated.nextCounter.map((w, k) => `    mem[next + ${u(2 + k)}] = ${w};`), "  }"];
+  // An empty result encrypts no block: the new state is the old one (the counter
+  // advanced by zero blocks, as the interpreter's), written by a kernel of one invocation
+  // (the element kernels' invocation 0 would not exist), so the state stays on the GPU.
+  if (count === 0) return elementKernel(arrayShape("u32", [1]), 2, functions, [...state0, ...writeState], maxWorkgroupsPerDimension);
   const out = "(args[2u] >> 2u)";
   if (info.storageBytes >= 4) {
     const store = wide ? [`  mem[${out} + 2u * i] = x64.x;`, `  mem[${out} + 2u * i + 1u] = x64.y;`] : [`  mem[${out} + i] = ${generated.value};`];
