@@ -15,7 +15,7 @@ import type { WasmDevice } from "./device.js";
 import { runPasses, type Pass, type PassLogEntry } from "../passes/pass.js";
 import { dotDecomposer } from "./passes/dot_decomposer.js";
 import { convCanonicalization } from "./passes/conv_canonicalization.js";
-import { decompose, defaultSimplificationPipeline, layoutAssignment } from "./passes/index.js";
+import { decompose, decomposeFor, defaultSimplificationPipeline, layoutAssignment } from "./passes/index.js";
 import { stepFusion, stepFusionWith } from "./passes/step_fusion.js";
 import { weightOnlyDots } from "./passes/weight_only_dot.js";
 import type { FusionOptions } from "./passes/fusion.js";
@@ -29,7 +29,8 @@ import type { CompileOptions } from "./index.js";
 /**
  * The passes `compile` runs, in order: write meshes into manual computations (their
  * kernel needs axis sizes, and compiled steps run without the module); decompose ops
- * into the ones kernels are made of and inline calls; simplify to a fixpoint (algebraic rules, constant folding, CSE,
+ * into the ones kernels are made of (a topK as a sort where the target's sort kernel
+ * compares its keys: capabilities' sortKeyTypes) and inline calls; simplify to a fixpoint (algebraic rules, constant folding, CSE,
  * DCE); bring every dot into the form the GEMM kernels take, and every convolution
  * into the dimension order of the convolution kernel; give every value the default
  * layout; fuse the entry and every computation its control flow runs (loop
@@ -42,7 +43,8 @@ export function defaultPipeline(
   capabilities?: LoweringCapabilities, fusionOptions: Omit<FusionOptions, "capabilities"> = {}, beforeFusion: readonly Pass[] = [], dots: Pass = dotDecomposer,
 ): Pass[] {
   const fusion = capabilities === undefined ? stepFusion : stepFusionWith({ ...fusionOptions, capabilities });
-  return [sdyInlineMeshes, decompose, defaultSimplificationPipeline(), dots, convCanonicalization, layoutAssignment, ...beforeFusion, fusion];
+  const expand = capabilities?.sortKeyTypes === undefined ? decompose : decomposeFor(capabilities.sortKeyTypes);
+  return [sdyInlineMeshes, expand, defaultSimplificationPipeline(), dots, convCanonicalization, layoutAssignment, ...beforeFusion, fusion];
 }
 
 /**

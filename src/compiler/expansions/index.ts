@@ -37,6 +37,8 @@ export interface ExpansionContext {
   sumReducer(t: ElementType): Computation;
   /** The comparator of a topK's sort (one per element type, direction and index type and module, made on first use). */
   topKComparator(t: ElementType, largest: boolean, indexType: ElementType): Computation;
+  /** The key types the target's sort kernel compares (kernel/capabilities.ts sortKeyTypes): the topKs expanded. */
+  readonly sortKeyTypes: ReadonlySet<ElementType>;
   /** Expands an instruction inside a callee being inlined (the table applied again). */
   readonly expand: Expand;
   readonly inlining: InlineStack;
@@ -60,7 +62,7 @@ export const EXPANSIONS: Readonly<Partial<Record<Opcode, Expansion>>> = {
   call, composite: call,
   map: { use: "compile", expand: (inst, operands, f) => inlineMap(inst as Instruction<"map">, operands, f) },
   scaledDot: { use: "compile", expand: (inst, operands, f) => expandScaledDot(inst as Instruction<"scaledDot">, operands, f) },
-  topK: { use: "compile", expand: (inst, operands, f, cx) => expandTopK(inst as Instruction<"topK">, operands, f, (t, largest, i) => cx.topKComparator(t, largest, i)) },
+  topK: { use: "compile", expand: (inst, operands, f, cx) => expandTopK(inst as Instruction<"topK">, operands, f, (t, largest, i) => cx.topKComparator(t, largest, i), cx.sortKeyTypes) },
   // Only XLA's ApproxTopK among the custom calls.
   customCall: {
     use: "compile",
@@ -82,8 +84,12 @@ const expandedBy = (use: ExpansionUse): readonly Opcode[] =>
  */
 export const EXPANDED: Readonly<Record<ExpansionUse, readonly Opcode[]>> = { compile: expandedBy("compile"), lowerChlo: expandedBy("lowerChlo") };
 
-/** `module` with the expansions of `use` applied everywhere they apply, and how many instructions were expanded. */
-export function expandModule(module: HloModule, use: ExpansionUse): { module: HloModule; count: number } {
+/**
+ * `module` with the expansions of `use` applied everywhere they apply, and how many
+ * instructions were expanded; `sortKeyTypes`: the key types of the target's sort kernel
+ * (a topK of another type is left as it is).
+ */
+export function expandModule(module: HloModule, use: ExpansionUse, sortKeyTypes: ReadonlySet<ElementType>): { module: HloModule; count: number } {
   const names = new Set(module.computations.map((c) => c.name));
   const made = new Map<string, Computation>();
   /** The computation named `base` (or base.k, a name the module does not use yet), built once per module. */
@@ -104,6 +110,7 @@ export function expandModule(module: HloModule, use: ExpansionUse): { module: Hl
     sumReducer: (t) => computation(`sum_${t}`, (f) => f.add("add", [f.parameter(0, scalarShape(t)), f.parameter(1, scalarShape(t))], {})),
     topKComparator: (t, largest, indexType) =>
       computation(`top_k_${largest ? "greater" : "less"}_${t}_${indexType}`, (f) => topKComparatorBody(f, t, largest, indexType)),
+    sortKeyTypes,
     expand: (inst, operands, f) => {
       const row = EXPANSIONS[inst.opcode];
       if (row === undefined || row.use !== use) return undefined;
@@ -121,5 +128,6 @@ export function expandModule(module: HloModule, use: ExpansionUse): { module: Hl
 
 /** `xlats print --lower-chlo`: CHLO's elementary functions written as StableHLO. */
 export function lowerChloModule(module: HloModule): HloModule {
-  return expandModule(module, "lowerChlo").module;
+  // Its expansions sort nothing.
+  return expandModule(module, "lowerChlo", new Set()).module;
 }

@@ -15,17 +15,6 @@ import { parseAttributeDictionary } from "../../interpreter/attribute_dictionary
 import { ELEMENT_TYPES, type ElementType } from "../../types/element_type.js";
 import { arrayShape, shapesEqual, tupleShape, type ArrayShape } from "../../types/shape.js";
 
-/**
- * The element types whose topK is expanded: those every compiled backend's sort kernel
- * compares (the CPU's, wasm/routines/sort.ts: f32, f64, bf16, pred and the integers;
- * WGSL's every type but f64 and complex, 1- and 2-byte ones gathered through the
- * permutation). For the others a sort kernel may decline, and the interpreter's sort,
- * which calls the comparator computation for every comparison, is far slower than its
- * topK, which compares keys: those topKs (f16, the f8 types, f64 on the GPU) stay as
- * they are.
- */
-const SORTED_EVERYWHERE: ReadonlySet<ElementType> = new Set<ElementType>(["f32", "bf16", "s8", "u8", "s16", "u16", "s32", "u32", "s64", "u64"]);
-
 /** Makes the comparator of a topK of element type `t` (a computation of the module being expanded, made once). */
 export type TopKComparator = (t: ElementType, largest: boolean, indexType: ElementType) => Computation;
 
@@ -47,11 +36,16 @@ function leading(f: InstructionFactory, from: Instruction, x: Instruction, dim: 
 
 /**
  * `inst` (topK) as sort and slices; undefined where its shapes are dynamic (the
- * interpreter checks k against the run-time size) or its type is not SORTED_EVERYWHERE.
+ * interpreter checks k against the run-time size) or the target's sort kernel does not
+ * compare its type (`sortKeyTypes`, kernel/capabilities.ts): the interpreter's sort,
+ * which would run it, calls the comparator computation for every comparison, far slower
+ * than its topK, which compares keys.
  */
-export function expandTopK(inst: Instruction<"topK">, [operand]: readonly Instruction[], f: InstructionFactory, comparator: TopKComparator): Instruction | undefined {
+export function expandTopK(
+  inst: Instruction<"topK">, [operand]: readonly Instruction[], f: InstructionFactory, comparator: TopKComparator, sortKeyTypes: ReadonlySet<ElementType>,
+): Instruction | undefined {
   const x = operand!.shape;
-  if (x.kind !== "array" || x.dynamicDimensions.some((d) => d) || inst.shape.kind !== "tuple" || !SORTED_EVERYWHERE.has(x.elementType)) return undefined;
+  if (x.kind !== "array" || x.dynamicDimensions.some((d) => d) || inst.shape.kind !== "tuple" || !sortKeyTypes.has(x.elementType)) return undefined;
   const indexType = (inst.shape.elements[1] as ArrayShape).elementType;
   const last = x.dimensions.length - 1;
   const extras = { from: inst };

@@ -20,6 +20,7 @@
 import { HloModule, type Computation, type Instruction } from "../../ir/computation.js";
 import { InstructionFactory } from "../../ir/factory.js";
 import { moduleFingerprint } from "../../ir/traverse.js";
+import type { ElementType } from "../../types/element_type.js";
 import { arrayShape, type ArrayShape } from "../../types/shape.js";
 import type { Declined } from "./declined.js";
 import type { FusedKernelIR } from "./lower_fusion.js";
@@ -41,6 +42,14 @@ export interface LoweringCapabilities {
    * else the WebAssembly kernels' (wasm/epilogue.ts outputFusionProblem).
    */
   outputFusionProblem?(fused: Computation): string | undefined;
+  /**
+   * The key types the target's sort kernel compares in a comparator of one compare (a
+   * topK's: total order on floats): decompose expands a topK of these into a stable sort
+   * and slices (expansions/top_k.ts), and leaves the others to the interpreter's topK,
+   * which compares keys where the interpreter's sort would call the comparator for
+   * every comparison. Absent: the CPU backends' sort's (wasm/routines/sort.ts SORT_KEY_TYPES).
+   */
+  readonly sortKeyTypes?: ReadonlySet<ElementType>;
 }
 
 /** Elements of a probe's non-scalar values: enough for a vector body, unrolled, and a scalar tail. */

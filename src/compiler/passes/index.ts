@@ -9,7 +9,7 @@ import { simplify } from "./simplify/index.js";
 export { constantFold, MAX_FOLDED_ELEMENTS } from "./constant_fold.js";
 export { cse, cseComputation } from "./cse.js";
 export { dce } from "./dce.js";
-export { decompose } from "./decompose.js";
+export { decompose, decomposeFor } from "./decompose.js";
 export { layoutAssignment, assignDefaultLayouts } from "./layout_assignment.js";
 export { simplify, SIMPLIFY_RULES, ARITH_RULES, SHAPE_RULES } from "./simplify/index.js";
 

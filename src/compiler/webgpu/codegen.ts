@@ -30,6 +30,7 @@ import { convKernel, convWgslGeometry } from "./conv_wgsl.js";
 import { bitcastConvertKernelWgsl, dynamicUpdateSliceKernelWgsl, gatherKernelWgsl, reduceWindowKernelWgsl, rngBitGeneratorKernelWgsl, scatterKernelWgsl } from "./op_kernels_wgsl.js";
 import { selectAndScatterKernelWgsl } from "./select_scatter_wgsl.js";
 import { raggedDotKernelWgsl } from "./ragged_dot_wgsl.js";
+import { WGSL_SORT_KEY_TYPES } from "./sort_wgsl.js";
 import { DEFAULT_SLOTS, gemmKernel, type GpuEpilogue } from "./gemm_wgsl.js";
 import { wgslOutputFusion, type ArgumentSlots } from "./epilogue_wgsl.js";
 import { DEFAULT_GPU_LIMITS, productStorage, tileName, type GpuKernel, type GpuLimits, type StorageType } from "./gemm_tiles_wgsl.js";
@@ -256,10 +257,11 @@ let capabilities: LoweringCapabilities | undefined;
 
 /**
  * What the WGSL generator lowers, asked of the generator itself on one-op probes
- * (kernel/capabilities.ts); and which row pipelines row fusion merges: those of the CPU
+ * (kernel/capabilities.ts); which row pipelines row fusion merges: those of the CPU
  * backends' rule with f16 and bf16 sums, maxima and minima too, whose merged kernel
  * runs a row per workgroup (a pipeline with a reduction in the interpreter's order
- * would run a row an invocation: its parts stay apart).
+ * would run a row an invocation: its parts stay apart); and the key types the WGSL
+ * sort compares (the topKs decompose makes sorts).
  */
 export function webgpuCapabilities(): LoweringCapabilities {
   capabilities ??= {
@@ -279,6 +281,7 @@ export function webgpuCapabilities(): LoweringCapabilities {
       if ("declined" in kernel) return kernel;
       return kernel.invocationsPerUnit > 1 ? true : { declined: "row pipeline: its rows would run an invocation each (a reduction in the interpreter's order)" };
     },
+    sortKeyTypes: WGSL_SORT_KEY_TYPES,
   };
   return capabilities;
 }

@@ -32,6 +32,8 @@ import { isDeclined, quantizedDeclined, type Declined } from "../kernel/declined
 import { MAX_WORKGROUPS_PER_DIMENSION, rowBuffersAllowed, webgpuCapabilities, wgslFusionKernel, wgslOutputFusionKernel, OP_KERNELS } from "./codegen.js";
 import { copyKernelWgsl, type WgslKernel } from "./wgsl_kernel.js";
 import { sortStepsWgsl } from "./sort_wgsl.js";
+import { unsupportedType } from "./wgsl_values.js";
+import { isElementType } from "../../types/element_type.js";
 import { fftPassesWgsl } from "./fft_wgsl.js";
 import { customCallKernelWgsl, PARAMETERIZED_KERNELS, type ParameterizedKernel } from "./linalg_wgsl.js";
 import { DEFAULT_GPU_LIMITS, productStorage, type GpuLimits } from "./gemm_tiles_wgsl.js";
@@ -102,8 +104,12 @@ const elementTypeName = (s: Shape): string => (s.kind === "array" ? s.elementTyp
 /** Why ops without a WGSL kernel run on the host, where there is more to say than that. */
 const HOST_REASONS: Partial<Record<Opcode, (inst: Instruction) => string>> = {
   rng: () => "rng draws from the interpreter's random stream (not a counter-based generator a kernel could compute)",
-  // decompose expands the others into the sort kernel (compiler/expansions/top_k.ts).
-  topK: (inst) => `topK of ${elementTypeName(inst.operands[0]!.shape)}: only f32, bf16 and integer top-k become a sort (the CPU backends' sort kernels, which the expansion also serves, compare no f16 or f8 keys), so the interpreter's topK runs it`,
+  // decompose expands the others into the sort kernel (compiler/expansions/top_k.ts, sort_wgsl.ts WGSL_SORT_KEY_TYPES).
+  topK: (inst) => {
+    const t = elementTypeName(inst.operands[0]!.shape);
+    const why = isElementType(t) ? unsupportedType(t) : undefined;
+    return `topK of ${t}: the WGSL sort compares no ${t} keys${why === undefined ? "" : ` (${why})`}, so the interpreter's topK runs it`;
+  },
 };
 
 /** Why an ApproxTopK reaches the planner: decompose expands every one the interpreter would run (compiler/expansions/top_k.ts). */

@@ -31,11 +31,22 @@ import { arrayShape, type ArrayShape } from "../../types/shape.js";
 import { DeclinedError, type Declined } from "../kernel/declined.js";
 import { KernelGraph } from "../kernel/graph.js";
 import { lowerScalarBody } from "../kernel/lower_fusion.js";
-import { ELEMENT_TYPES } from "../../types/element_type.js";
+import { ELEMENT_TYPES, type ElementType } from "../../types/element_type.js";
 import { copyElementsKernel, elementKernel, neededNodes, product, tooLarge, u } from "./op_kernels_wgsl.js";
 import { unsupportedType, WGSL_HELPERS, WgslValues, wgslMathSources, type WgslMathName } from "./wgsl_values.js";
 import { loadAs, memoryHelpers, type WgslKernel } from "./wgsl_kernel.js";
 import type { GpuLimits } from "./gemm_tiles_wgsl.js";
+
+/**
+ * The key types the comparator compares (kernel/capabilities.ts sortKeyTypes): every
+ * type the value renderer holds (f64 and complex are not), MLIR's index aside (never an
+ * array's). Floats in total order are compared on their bit patterns (legalize.ts,
+ * wgsl_values.ts), so f16, bf16 and the one-byte and sub-byte floats order as the
+ * interpreter's topK: -NaN below -inf, -0 below +0, NaN above +inf.
+ */
+export const WGSL_SORT_KEY_TYPES: ReadonlySet<ElementType> = new Set(
+  (Object.keys(ELEMENT_TYPES) as ElementType[]).filter((t) => t !== "index" && unsupportedType(t) === undefined),
+);
 
 /**
  * `fn before(base: u32, x: u32, y: u32) -> bool`: the comparator of `inst` on the lane

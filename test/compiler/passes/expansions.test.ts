@@ -13,11 +13,14 @@ import { topK } from "../../../src/builder/data_movement.js";
 import { parseStableHlo } from "../../../src/text/mlir/index.js";
 import { parseHlo } from "../../../src/text/hlo/index.js";
 import { EXPANDED, EXPANSIONS, expandModule, type ExpansionUse } from "../../../src/compiler/expansions/index.js";
+import { SORT_KEY_TYPES } from "../../../src/compiler/wasm/routines/sort.js";
+import { WGSL_SORT_KEY_TYPES } from "../../../src/compiler/webgpu/sort_wgsl.js";
 import { HloModule } from "../../../src/ir/computation.js";
 import { InstructionFactory } from "../../../src/ir/factory.js";
 import type { Opcode } from "../../../src/ir/opcodes.js";
 import { evaluate } from "../../../src/interpreter/evaluate.js";
 import { arrayShape, scalarShape } from "../../../src/types/shape.js";
+import { ELEMENT_TYPES, type ElementType } from "../../../src/types/element_type.js";
 import { Literal } from "../../../src/types/literal.js";
 import { ulpDistance } from "../../support/ulp.js";
 import { build } from "./helpers.js";
@@ -103,11 +106,11 @@ const allOpcodes = (m: HloModule): Set<string> =>
 test("each row is run by its user only", () => {
   const expandedAway = (m: HloModule, use: ExpansionUse, listed: readonly Opcode[]): void => {
     const present = listed.filter((o) => allOpcodes(m).has(o));
-    const out = expandModule(m, use);
+    const out = expandModule(m, use, SORT_KEY_TYPES);
     assert.ok(out.count > 0, `${use}: ${present.join(", ")}`);
     for (const o of present) assert.ok(!allOpcodes(out.module).has(o), `${use} left ${o}`);
     const other: ExpansionUse = use === "compile" ? "lowerChlo" : "compile";
-    const untouched = expandModule(m, other);
+    const untouched = expandModule(m, other, SORT_KEY_TYPES);
     assert.equal(untouched.count, 0, `${other} expanded ${present.join(", ")}`);
     assert.ok(present.every((o) => allOpcodes(untouched.module).has(o)), other);
   };
@@ -120,7 +123,7 @@ test("each row is run by its user only", () => {
 
 test("a select between tuples becomes its leaves' selects, the interpreter's values for either pred", () => {
   const m = tupleSelectModule();
-  const out = expandModule(m, "compile").module;
+  const out = expandModule(m, "compile", SORT_KEY_TYPES).module;
   assert.deepEqual(out.entry.instructions.filter((i) => i.opcode === "select").map((i) => i.shape.kind), ["array", "array"]);
   const x = Literal.from("f32", [1.5, -0, 3]), y = Literal.fromValues("s32", [2, 2], [1, -2, 2147483647, 4]);
   for (const p of [true, false]) {
@@ -132,35 +135,63 @@ test("a select between tuples becomes its leaves' selects, the interpreter's val
 /** The bits of every leaf of `x`'s results (NaN payloads and signed zeros too). */
 const leafBits = (l: Literal): number[][] => l.arrayLeaves().map((a) => [...new Uint8Array(a.data.buffer, a.data.byteOffset, a.data.byteLength)]);
 
+/** Every bit pattern of a one-byte (or narrower) float, `lanes` lanes of them in scrambled orders with repeats (ties). */
+function allPatterns(t: ElementType, lanes: number, n: number): Literal {
+  const patterns = 2 ** ELEMENT_TYPES[t].bitWidth;
+  const x = Literal.zeros(arrayShape(t, [lanes, n]));
+  for (let i = 0; i < lanes * n; i++) x.data[i] = (i * 37 + ((i / n) | 0) * 11) % patterns;
+  return x;
+}
+
 test("topK as a stable total-order sort and slices: the interpreter's bits (NaNs of both signs, -0 and +0, ties to the lower index), largest and smallest", () => {
   const f32 = [3, Number.NaN, -0, 0, 3, -Infinity, 7, 3, Infinity, -1, 0, -0, 3, 2];
   const x = Literal.from("f32", [f32.slice(0, 7), f32.slice(7)]);
   // A NaN with the sign bit set sorts below -inf in the total order.
   new Uint32Array(x.data.buffer, x.data.byteOffset, 14)[9] = 0xffc00001;
+  const negativeNaN = (t: "f64" | "f16", bits: number): Literal => {
+    const l = Literal.from(t, [f32.slice(0, 7), f32.slice(7)]);
+    if (t === "f64") new BigUint64Array(l.data.buffer, l.data.byteOffset, 14)[9] = 0xfff8000000000001n;
+    else l.data[9] = bits;
+    return l;
+  };
   const cases: [string, Literal][] = [
     ["f32", x],
     ["s32", Literal.from("s32", [[5, -2, 5, 2147483647, -2147483648, 5, 0], [1, 1, 1, 0, 1, -1, 1]])],
     ["u64", Literal.from("u64", [[18446744073709551615n, 3n, 18446744073709551615n, 0n, 4294967296n, 3n, 7n], [9n, 9n, 9n, 9n, 9n, 9n, 9n]])],
-    // Since session 50: bf16 and 8- and 16-bit integers (every compiled backend's sort compares them).
     ["bf16", Literal.from("bf16", [f32.slice(0, 7), f32.slice(7)])],
     ["u8", Literal.from("u8", [[255, 3, 255, 0, 128, 3, 7], [9, 9, 9, 9, 9, 9, 9]])],
     ["s16", Literal.from("s16", [[-32768, 3, 32767, 0, -1, 3, 7], [9, -9, 9, -9, 9, -9, 9]])],
+    // Since session 52, per backend (kernel/capabilities.ts sortKeyTypes): f64 and pred on the CPU; f16 and the narrow floats on the GPU.
+    ["f64", negativeNaN("f64", 0)],
+    ["pred", Literal.from("pred", [[true, false, true, true, false, false, true], [false, false, false, false, false, false, false]])],
+    ["f16", negativeNaN("f16", 0xfe01)],
   ];
+  for (const t of ["f8e4m3fn", "f8e5m2", "f8e4m3fnuz", "f8e5m2fnuz", "f8e4m3b11fnuz", "f8e3m4", "f8e4m3", "f8e8m0fnu", "f6e2m3fn", "f6e3m2fn", "f4e2m1fn"] as const) {
+    cases.push([t, allPatterns(t, 2, 7)]);
+  }
   for (const [t, v] of cases) {
-    for (const largest of [true, false]) {
-      for (const k of [0, 3, 7]) {
-        const m = build("top_k", [[t as "f32", [2, 7]]], (_, [p]) => topK(p!, k, largest));
-        const out = expandModule(m, "compile");
-        assert.equal(out.count, 1);
-        assert.ok(!allOpcodes(out.module).has("topK"));
-        assert.deepEqual(leafBits(evaluate(out.module.entry, [v])), leafBits(evaluate(m.entry, [v])), `${t} largest=${largest} k=${k}`);
+    const n = v.dimensions[1]!;
+    for (const [backend, keys] of [["cpu", SORT_KEY_TYPES], ["webgpu", WGSL_SORT_KEY_TYPES]] as const) {
+      for (const largest of [true, false]) {
+        for (const k of [0, 3, n]) {
+          const m = build("top_k", [[t as "f32", [2, n]]], (_, [p]) => topK(p!, k, largest));
+          const out = expandModule(m, "compile", keys);
+          // A type the sort kernel does not compare keeps the interpreter's topK (its sort would call the comparator per comparison).
+          if (!keys.has(t as ElementType)) {
+            assert.equal(out.count, 0, `${backend} ${t}`);
+            continue;
+          }
+          assert.equal(out.count, 1);
+          assert.ok(!allOpcodes(out.module).has("topK"));
+          assert.deepEqual(leafBits(evaluate(out.module.entry, [v])), leafBits(evaluate(m.entry, [v])), `${backend} ${t} largest=${largest} k=${k}`);
+        }
       }
     }
   }
-  // A type some sort kernel does not compare keeps the interpreter's topK (its sort would call the comparator per comparison).
-  for (const t of ["f16", "f8e4m3fn", "f64"] as const) {
-    assert.equal(expandModule(build("top_k", [[t, [2, 7]]], (_, [p]) => topK(p!, 3)), "compile").count, 0, t);
-  }
+  // Which backend expands which: f64 and pred only where the CPU's sort compares them, the halves and narrow floats only on the GPU.
+  const expands = (keys: ReadonlySet<ElementType>): string[] => cases.map(([t]) => t).filter((t) => keys.has(t as ElementType));
+  assert.deepEqual(expands(SORT_KEY_TYPES), ["f32", "s32", "u64", "bf16", "u8", "s16", "f64", "pred"]);
+  assert.deepEqual(expands(WGSL_SORT_KEY_TYPES), cases.map(([t]) => t).filter((t) => t !== "f64"));
 });
 
 test("ApproxTopK as a stable sort by its comparator and slices: the interpreter's values; one the interpreter refuses is left to it", () => {
@@ -172,14 +203,14 @@ test("ApproxTopK as a stable sort by its comparator and slices: the interpreter'
     [approxTopKModule(2, 0, "tensor<2x5xf32>, tensor<2x5xi32>"), x],
   ];
   for (const [m, v] of cases) {
-    const out = expandModule(m, "compile");
+    const out = expandModule(m, "compile", SORT_KEY_TYPES);
     assert.equal(out.count, 1);
     assert.ok(!allOpcodes(out.module).has("customCall"));
     assert.deepEqual(leafBits(evaluate(out.module.entry, [v])), leafBits(evaluate(m.entry, [v])));
   }
   // top_k past the dimension's size: kept, so that the interpreter's error reaches the caller.
   const bad = approxTopKModule(6, 1, "tensor<3x6xf32>, tensor<3x6xi32>");
-  assert.equal(expandModule(bad, "compile").count, 0);
+  assert.equal(expandModule(bad, "compile", SORT_KEY_TYPES).count, 0);
   assert.throws(() => evaluate(bad.entry, [x]), /ApproxTopK: top_k must be in \[0, 5\], got 6/);
 });
 
@@ -192,14 +223,14 @@ test("scaled dot as scaled f32 operands and a dot: the interpreter's bits (produ
   ];
   for (const [t, st, r, l, ls, rr, rs] of cases) {
     const m = scaledDotModule(t, st, r);
-    const out = expandModule(m, "compile");
+    const out = expandModule(m, "compile", SORT_KEY_TYPES);
     assert.equal(out.count, 1);
     assert.ok(!allOpcodes(out.module).has("scaledDot"));
     const args = [Literal.fromValues(t as "f32", [2, 4], l), Literal.fromValues(st as "f32", [2, 2], ls), Literal.fromValues(t as "f32", [4, 3], rr), Literal.fromValues(st as "f32", [2, 3], rs)];
     assert.deepEqual(leafBits(evaluate(out.module.entry, args)), leafBits(evaluate(m.entry, args)), `${t} x ${st} -> ${r}`);
   }
   // f64 scales: the interpreter's products round in double first; left to it.
-  assert.equal(expandModule(scaledDotModule("f32", "f64", "f32"), "compile").count, 0);
+  assert.equal(expandModule(scaledDotModule("f32", "f64", "f32"), "compile", SORT_KEY_TYPES).count, 0);
 });
 
 // cosh and sinh add log ½ to x before exp: the rounding of that sum grows with |x|, and so does the bound.
@@ -215,7 +246,7 @@ test("CHLO's expansions agree with the interpreter's kernels (f64, within 8 ulps
     const m = chloModule(opcode, x.length);
     const args = [Literal.from("f64", [...x]), ...(opcode === "nextAfter" ? [Literal.from("f64", x.map((v, i) => (i % 2 === 0 ? v + 1 : -Infinity)))] : [])];
     const want = evaluate(m.entry, args).toNumbers();
-    const got = evaluate(expandModule(m, "lowerChlo").module.entry, args).toNumbers();
+    const got = evaluate(expandModule(m, "lowerChlo", SORT_KEY_TYPES).module.entry, args).toNumbers();
     x.forEach((v, i) => {
       const d = ulpDistance("f64", got[i]!, want[i]!);
       assert.ok(d <= (opcode === "nextAfter" ? 0 : opcode === "cosh" || opcode === "sinh" ? 8 + 2 * Math.abs(v) : 8), `${opcode}(${v}): ${got[i]} vs the interpreter's ${want[i]} (${d} ulp)`);

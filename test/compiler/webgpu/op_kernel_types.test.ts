@@ -5,7 +5,9 @@
 // low word, ties kept in order), scatters and reduce-windows combining them and
 // select-and-scatter on them; bitcast-convert (a copy of bytes, or packed bits gathered:
 // shapes that change, f64, f8, complex, pred and sub-byte elements); gathers and
-// dynamic-update-slices of 1- and 2-byte elements (a result word an invocation). Each
+// dynamic-update-slices of 1- and 2-byte elements (a result word an invocation); topK of
+// f16, bf16, every f8 format and the sub-byte floats (a sort, values and indices the
+// interpreter's bits; f64's stays on the host, saying why). Each
 // program must run without a host step (checkSame), so each test fails if its op falls
 // back to the host.
 //
@@ -17,7 +19,11 @@ import assert from "node:assert/strict";
 import { webgpuSkip } from "./gpu_available.js";
 import { releaseGpu } from "../../../src/compiler/webgpu/adapter.js";
 import { planGpuProgram } from "../../../src/compiler/webgpu/program.js";
-import { parseStableHlo } from "../../../src/index.js";
+import { dumpGpuProgram } from "../../../src/compiler/webgpu/executable.js";
+import { compile } from "../../../src/compiler/index.js";
+import { arrayShape, evaluate, Literal, parameter, parseStableHlo, topK, XlaBuilder, type ElementType } from "../../../src/index.js";
+import { ELEMENT_TYPES } from "../../../src/types/element_type.js";
+import { rng } from "../../support/prng.js";
 import { checkSame, chunk, scatter, selectAndScatter, sort } from "./op_programs.js";
 
 const skip = webgpuSkip;
@@ -136,6 +142,54 @@ test("a sort of f16 lanes longer than workgroup memory holds: the bitonic networ
   const keys = Array.from({ length: n }, (_, k) => (k === 17 ? "0x7E05" : k === 40 ? "-0.0" : k === 41 ? "0.0" : String(((k * 2654435761) >>> 20) % 97 - 48)));
   const bytes = Array.from({ length: n }, (_, k) => String(k % 256));
   await checkSame(sort([`${n}xf16`, `${n}xui8`], 0, "LT, A, B, TOTALORDER", true), [`dense<[${keys.join(", ")}]> : tensor<${n}xf16>`, `dense<[${bytes.join(", ")}]> : tensor<${n}xui8>`]);
+});
+
+/** A [lanes, n] literal of t from bit patterns: every pattern of a type of 8 bits or fewer, scrambled, with repeats (ties); of f16 and bf16, NaNs of both signs, infinities, zeros of both signs and subnormals among values drawn with ties. */
+function topKOperand(t: ElementType, lanes: number, n: number): Literal {
+  const width = ELEMENT_TYPES[t].bitWidth;
+  const x = Literal.zeros(arrayShape(t, [lanes, n]));
+  const next = rng(width * 1000 + n);
+  const special = t === "f16" ? [0x7e05, 0xfe01, 0x7c00, 0xfc00, 0x8000, 0, 0x0001, 0x8001] : [0x7fc3, 0xffc1, 0x7f80, 0xff80, 0x8000, 0, 0x0001, 0x8001];
+  for (let i = 0; i < lanes * n; i++) {
+    if (width <= 8) x.data[i] = (i * 37 + ((i / n) | 0) * 11) % 2 ** width;
+    else x.data[i] = i % 7 === 0 ? special[(i / 7) % special.length | 0]! : i % 5 === 0 ? x.data[i - 5]! : Math.floor(next() * 65536);
+  }
+  return x;
+}
+
+const TOP_K_TYPES: readonly ElementType[] = ["f16", "bf16", "f8e4m3fn", "f8e5m2", "f8e4m3fnuz", "f8e5m2fnuz", "f8e4m3b11fnuz", "f8e3m4", "f8e4m3", "f8e8m0fnu", "f6e2m3fn", "f6e3m2fn", "f4e2m1fn"];
+
+test("topK of f16, bf16, every f8 format and the sub-byte floats: the sort kernel, the interpreter's values and indices bit for bit (XLA's total order: NaNs of both signs, -0 below +0, ties to the lower index)", { skip }, async () => {
+  for (const t of TOP_K_TYPES) {
+    // Lanes of 300: every pattern of a narrow type at least once, with ties; the whole lane in order (every pair's order shows), and the smallest 37.
+    for (const [largest, k] of [[true, 300], [false, 37]] as const) {
+      const b = new XlaBuilder(`top_k_${t}`);
+      const comp = b.build(topK(parameter(b, 0, arrayShape(t, [3, 300])), k, largest));
+      const exe = await compile(comp, { backend: "webgpu" });
+      try {
+        assert.deepEqual(exe.stats.interpreted, [], exe.dump());
+        assert.match(exe.dump(), /kernel [^\n]*sort of 3 lanes of 300/);
+        const arg = topKOperand(t, 3, 300);
+        const [got, want] = [(await exe.run([arg])).arrayLeaves(), evaluate(comp, [arg]).arrayLeaves()];
+        got.forEach((g, k) => assert.deepEqual(bitsOf(g), bitsOf(want[k]!), `${t} largest=${largest}: ${k === 0 ? "values" : "indices"}`));
+      } finally {
+        exe.delete();
+      }
+    }
+  }
+});
+
+const bitsOf = (l: Literal): number[] => [...new Uint8Array(l.data.buffer, l.data.byteOffset, l.data.byteLength)];
+
+test("the plan (no GPU needed): a topK of every type the WGSL sort compares is a sort kernel, f64's stays the interpreter's topK and says why", () => {
+  for (const t of [...TOP_K_TYPES, "f32", "s64", "u8", "pred"] as const) {
+    const b = new XlaBuilder(`top_k_${t}`);
+    const plan = planGpuProgram(b.build(topK(parameter(b, 0, arrayShape(t, [2, 9])), 4)), {});
+    assert.deepEqual(plan.steps.filter((s) => s.kind === "host").map((s) => s.name), [], `${t}: ${dumpGpuProgram(plan)}`);
+  }
+  const b = new XlaBuilder("top_k_f64");
+  const plan = planGpuProgram(b.build(topK(parameter(b, 0, arrayShape("f64", [2, 9])), 4)), {});
+  assert.deepEqual(plan.steps.flatMap((s) => (s.kind === "host" ? [s.why] : [])), ["topK of f64: the WGSL sort compares no f64 keys (WGSL has no f64), so the interpreter's topK runs it"]);
 });
 
 /** n values of t for sorting: ties, and among the floats NaNs of both signs, infinities, -0 and +0. */

@@ -24,6 +24,9 @@ import { rowMajorStrides } from "../../../types/index_util.js";
 /** Integer key types (held as i32 or i64, normalized as loadScalar leaves them). */
 const KEY_INTEGERS: ReadonlySet<ElementType> = new Set<ElementType>(["pred", "s8", "u8", "s16", "u16", "s32", "u32", "s64", "u64"]);
 
+/** Every key type this kernel compares (the CPU backends' sort; kernel/capabilities.ts sortKeyTypes): the floats it reads as f32 or f64, and the integers. */
+export const SORT_KEY_TYPES: ReadonlySet<ElementType> = new Set<ElementType>(["f32", "f64", "bf16", ...KEY_INTEGERS]);
+
 interface SortKey {
   readonly operand: number;
   readonly descending: boolean;
@@ -43,8 +46,8 @@ function sortKeyOf(inst: Instruction<"sort">, types: readonly ElementType[]): So
   if (direction !== "LT" && direction !== "GT") return { declined: `sort: comparator direction ${direction}` };
   const operand = ia >> 1;
   const t = types[operand]!;
-  const isFloat = t === "f32" || t === "f64" || t === "bf16";
-  if (!isFloat && !KEY_INTEGERS.has(t)) return { declined: `sort: key type ${t}` };
+  if (!SORT_KEY_TYPES.has(t)) return { declined: `sort: key type ${t}` };
+  const isFloat = !KEY_INTEGERS.has(t);
   const expected = isFloat ? "FLOAT" : t.startsWith("s") ? "SIGNED" : "UNSIGNED";
   if (compareType !== undefined && compareType !== expected && !(isFloat && compareType === "TOTALORDER")) {
     return { declined: `sort: compare type ${compareType} on ${t}` };
