@@ -1,9 +1,10 @@
 // Compiled sort against the interpreter, bit for bit: 1-D and batched along any
 // dimension, ascending and descending, FLOAT and TOTALORDER compares, with payloads
-// (argsort), many ties (stability) and -0/+0.
+// (argsort), many ties (stability) and -0/+0; topK of f64 and pred, which the CPU
+// backends expand into their sort since session 52.
 import { test } from "node:test";
 import {
-  XlaBuilder, arrayShape, compare, gt, iota, lt, parameter, scalarShape, sort, type ComparisonDirection, type ElementType, type Literal,
+  XlaBuilder, arrayShape, compare, gt, iota, lt, parameter, scalarShape, sort, topK, type ComparisonDirection, type ElementType, type Literal,
 } from "../../../src/index.js";
 import type { Computation } from "../../../src/ir/computation.js";
 import { Literal as L } from "../../../src/types/literal.js";
@@ -59,4 +60,19 @@ test("sort: argsort (values with an iota payload) compiles and matches", async (
   const idx = iota(b, arrayShape("s32", [8, 100]), 1);
   const c = b.build(sort([x, idx], comparator(b, ["f32", "s32"], 0, "LT", false, true), 1, true));
   await checkCompiled(c, [randomLiteral(next, "f32", [8, 100], 10)], "argsort");
+});
+
+test("topK of f64 and pred: a sort on the CPU backends (their sort compares those keys, kernel/capabilities.ts sortKeyTypes), the interpreter's bits", async () => {
+  const next = rng(43);
+  // f64 lanes with ties, -0 and +0, infinities and NaNs of both signs (the total order: -NaN lowest, NaN highest).
+  const f64 = tiedLiteral(next, "f64", [4, 50]);
+  const words = new BigUint64Array(f64.data.buffer, f64.data.byteOffset, 200);
+  [[3, 0x7ff8000000000001n], [17, 0xfff8000000000002n], [60, 0x7ff0000000000000n], [99, 0xfff0000000000000n], [151, 0xfff8000000000000n]].forEach(([i, w]) => { words[Number(i)] = w as bigint; });
+  for (const [t, x] of [["f64", f64], ["pred", tiedLiteral(next, "pred", [4, 50])]] as const) {
+    for (const [largest, k] of [[true, 50], [false, 7]] as const) {
+      const b = new XlaBuilder(`top_k_${t}`);
+      const c = b.build(topK(parameter(b, 0, arrayShape(t, [4, 50]), "x"), k, largest));
+      await checkCompiled(c, [x], `topK of ${t} largest=${largest} k=${k}`);
+    }
+  }
 });
