@@ -186,17 +186,31 @@ function compare(got: readonly C[], refs: readonly [Reference, Reference], measu
 
 const show = (z: C): string => `${Object.is(z.re, -0) ? "-0" : z.re} + ${Object.is(z.im, -0) ? "-0" : z.im}i`;
 
+/** StableHLO's elementwise `mlirOp` on `arity` operands of type `T`, as program text. */
+function elementwiseText(mlirOp: string, T: string, arity: number): string {
+  const names = Array.from({ length: arity }, (_, i) => `%a${i}`);
+  return `func.func @main(${names.map((a) => `${a}: ${T}`).join(", ")}) -> ${T} {
+  %0 = stablehlo.${mlirOp} ${names.join(", ")} : ${T}
+  return %0 : ${T}
+}`;
+}
+
+/** Why the steps of `text` compiled for webgpu run on the host, joined. */
+async function hostReasons(text: string): Promise<string> {
+  const exe = await compile(parseStableHlo(text), { backend: "webgpu" });
+  try {
+    return exe.stats.interpreted.map((s) => s.why).join("; ");
+  } finally {
+    exe.delete();
+  }
+}
+
 /** `op` (a key of BOUNDS) as StableHLO's `mlirOp` on `args`, on the GPU against the interpreter. */
 async function check(op: string, mlirOp: string, operands: C[][], measure: Measure = { bound: () => BOUNDS[op]! }): Promise<void> {
   // The operands as c64 holds them, for the c128 reference too (tan(1e30) is not tan(fround(1e30))).
   const args = operands.map((v) => v.map((z) => ({ re: fround(z.re), im: fround(z.im) })));
   const n = args[0]!.length;
-  const T = `tensor<${n}xcomplex<f32>>`;
-  const names = args.map((_, i) => `%a${i}`);
-  const text = `func.func @main(${names.map((a) => `${a}: ${T}`).join(", ")}) -> ${T} {
-  %0 = stablehlo.${mlirOp} ${names.join(", ")} : ${T}
-  return %0 : ${T}
-}`;
+  const text = elementwiseText(mlirOp, `tensor<${n}xcomplex<f32>>`, args.length);
   const module = parseStableHlo(text);
   const reference = (values: C[][]): Reference => {
     const evaluated = (t: "c64" | "c128"): C[] => {
@@ -264,32 +278,12 @@ test("c64 power on the GPU within its bound (growing with |w log z|)", { skip },
 });
 
 test("c64 atan2 stays on the host, saying why", { skip }, async () => {
-  const T = "tensor<4xcomplex<f32>>";
-  const exe = await compile(parseStableHlo(`func.func @main(%a: ${T}, %b: ${T}) -> ${T} {
-  %0 = stablehlo.atan2 %a, %b : ${T}
-  return %0 : ${T}
-}`), { backend: "webgpu" });
-  try {
-    assert.match(exe.stats.interpreted.map((s) => s.why).join("; "), /complex atan2 runs on the interpreter \(no f32 form within a bound: /);
-  } finally {
-    exe.delete();
-  }
+  assert.match(await hostReasons(elementwiseText("atan2", "tensor<4xcomplex<f32>>", 2)), /complex atan2 runs on the interpreter \(no f32 form within a bound: /);
 });
 
 test("c128 tanh, tan, logistic, power and atan2 stay on the host, saying the target has no f64", { skip }, async () => {
   for (const [op, arity] of [["tanh", 1], ["tan", 1], ["logistic", 1], ["power", 2], ["atan2", 2]] as const) {
-    const T = "tensor<4xcomplex<f64>>";
-    const names = ["%a", "%b"].slice(0, arity);
-    const module = parseStableHlo(`func.func @main(${names.map((a) => `${a}: ${T}`).join(", ")}) -> ${T} {
-  %0 = stablehlo.${op} ${names.join(", ")} : ${T}
-  return %0 : ${T}
-}`);
-    const exe = await compile(module, { backend: "webgpu" });
-    try {
-      const why = exe.stats.interpreted.map((s) => s.why).join("; ");
-      assert.match(why, /of c128 runs on the interpreter \(the target has no f64\)/, `${op} on complex<f64>: ${why}`);
-    } finally {
-      exe.delete();
-    }
+    const why = await hostReasons(elementwiseText(op, "tensor<4xcomplex<f64>>", arity));
+    assert.match(why, /of c128 runs on the interpreter \(the target has no f64\)/, `${op} on complex<f64>: ${why}`);
   }
 });

@@ -228,22 +228,54 @@ function softmaxOf(t: ElementType, rows: number, n: number): Computation {
   return s.build(div(e, reduce(e, constantR0(s, t, 0), scalarReducer(s, "add", t), [1]), [0]));
 }
 
+/**
+ * Runs `f` with the environment variables set as given (undefined: unset), then restores
+ * them: once it returns, or, where it returns a promise, once that settles.
+ */
+function withEnv<T>(vars: Record<string, string | undefined>, f: () => T): T {
+  const before = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
+  const set = (values: Record<string, string | undefined>): void => {
+    for (const [k, v] of Object.entries(values)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  };
+  set(vars);
+  let result: T;
+  try {
+    result = f();
+  } catch (e) {
+    set(before);
+    throw e;
+  }
+  if (result instanceof Promise) return result.finally(() => set(before)) as T;
+  set(before);
+  return result;
+}
+
+/** `c` compiled for webgpu under the environment variables `vars` (withEnv), which must make it one kernel, and run on `args`: its result and dump. */
+function runOneKernel(c: Computation, args: readonly Literal[], vars: Record<string, string | undefined>): Promise<{ got: Literal; dump: string }> {
+  return withEnv(vars, async () => {
+    const exe = await compile(c, { backend: "webgpu" });
+    try {
+      assert.equal(exe.stats.kernels, 1, `${c.name}: one kernel`);
+      return { got: await exe.run(args), dump: exe.dump() };
+    } finally {
+      exe.delete();
+    }
+  });
+}
+
 /** Reads of memory in a kernel's WGSL (loads of an operand's row; a row buffer's are reads of workgroup memory). */
 const memoryReads = (wgsl: string): number => wgsl.split("\n").filter((l) => /^\s+let .*xk_ld(32|16|8)\(\(k_p/.test(l)).length;
 
 test("a row pipeline keeps its row in workgroup memory where the adapter's limit leaves room: one read of memory an element", () => {
-  const plan = (n: number, rowBuffers = true, t: ElementType = "f32"): { what: string; wgsl: string } => {
-    const before = process.env["XLATS_WEBGPU_ROW_BUFFERS"];
-    process.env["XLATS_WEBGPU_ROW_BUFFERS"] = rowBuffers ? "1" : "0";
-    try {
+  const plan = (n: number, rowBuffers = true, t: ElementType = "f32"): { what: string; wgsl: string } =>
+    withEnv({ XLATS_WEBGPU_ROW_BUFFERS: rowBuffers ? "1" : "0" }, () => {
       const p = planGpuProgram(softmaxOf(t, 2, n), {});
       assert.equal(p.kernels.length, 1);
       return { what: p.kernels[0]!.what ?? "", wgsl: p.kernels[0]!.source };
-    } finally {
-      if (before === undefined) delete process.env["XLATS_WEBGPU_ROW_BUFFERS"];
-      else process.env["XLATS_WEBGPU_ROW_BUFFERS"] = before;
-    }
-  };
+    });
   // WebGPU's guaranteed 16384 bytes, less the tree's: rows of 1024 keep x and exp(x - max) (8 KiB), rows of 2048 x alone
   // (8 KiB: x and exp would take 16), rows of 4096 nothing (16 KiB) and read memory in each of the three stages, as before.
   const short = plan(1024);
@@ -295,22 +327,7 @@ ENTRY f {
 test("row buffers leave the bits as they were: softmax (f32, f16 packed), layer norm, and a row too long for them, with and without", { skip }, async () => {
   const gpu = await gpuContext();
   /** The program compiled with row buffers (`on`) or without, run; its result and its kernel's dump line. */
-  const runWith = async (c: Computation, args: readonly Literal[], on: boolean): Promise<{ got: Literal; dump: string }> => {
-    const before = process.env["XLATS_WEBGPU_ROW_BUFFERS"];
-    process.env["XLATS_WEBGPU_ROW_BUFFERS"] = on ? "1" : "0";
-    try {
-      const exe = await compile(c, { backend: "webgpu" });
-      try {
-        assert.equal(exe.stats.kernels, 1, `${c.name}: one kernel`);
-        return { got: await exe.run(args), dump: exe.dump() };
-      } finally {
-        exe.delete();
-      }
-    } finally {
-      if (before === undefined) delete process.env["XLATS_WEBGPU_ROW_BUFFERS"];
-      else process.env["XLATS_WEBGPU_ROW_BUFFERS"] = before;
-    }
-  };
+  const runWith = (c: Computation, args: readonly Literal[], on: boolean): Promise<{ got: Literal; dump: string }> => runOneKernel(c, args, { XLATS_WEBGPU_ROW_BUFFERS: on ? "1" : "0" });
   const n = 1500;
   const layerNorm = layerNormOf(3, n);
   // A row longer than the adapter's workgroup memory holds: no buffer, the kernel of before; an f16 row that fits
@@ -338,23 +355,6 @@ test("row buffers leave the bits as they were: softmax (f32, f16 packed), layer 
     }
   }
 });
-
-/** Runs `f` with the environment variables set as given (undefined: unset), then restores them. */
-async function withEnv<T>(vars: Record<string, string | undefined>, f: () => T | Promise<T>): Promise<T> {
-  const before = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
-  const set = (values: Record<string, string | undefined>): void => {
-    for (const [k, v] of Object.entries(values)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
-  };
-  set(vars);
-  try {
-    return await f();
-  } finally {
-    set(before);
-  }
-}
 
 test("row kernels dispatch at most rowWorkgroups workgroups, each taking rows in turn; the kernel of before where the rows are fewer", async () => {
   const kernelOf = (rows: number, n: number, rowWorkgroups: number, subgroups: boolean): WgslKernel => {
@@ -384,28 +384,20 @@ test("row kernels dispatch at most rowWorkgroups workgroups, each taking rows in
   assert.equal(loop.invocationsPerUnit, 1);
   assert.deepEqual(loop.workgroups, [Math.ceil(100000 / 4 / 64), 1]);
   // The cap: SOFTWARE_ROW_WORKGROUPS on a software adapter, none on a GPU, or what the variable says.
-  await withEnv({ XLATS_WEBGPU_ROW_WORKGROUPS: undefined }, () => {
+  withEnv({ XLATS_WEBGPU_ROW_WORKGROUPS: undefined }, () => {
     assert.equal(rowWorkgroupsFor(true), SOFTWARE_ROW_WORKGROUPS);
     assert.equal(rowWorkgroupsFor(false), Infinity);
   });
-  await withEnv({ XLATS_WEBGPU_ROW_WORKGROUPS: "12" }, () => assert.equal(rowWorkgroupsFor(false), 12));
-  await withEnv({ XLATS_WEBGPU_ROW_WORKGROUPS: "all" }, () => assert.equal(rowWorkgroupsFor(true), Infinity));
+  withEnv({ XLATS_WEBGPU_ROW_WORKGROUPS: "12" }, () => assert.equal(rowWorkgroupsFor(false), 12));
+  withEnv({ XLATS_WEBGPU_ROW_WORKGROUPS: "all" }, () => assert.equal(rowWorkgroupsFor(true), Infinity));
   for (const bad of ["0", "-3", "2.5", "many"]) {
-    await withEnv({ XLATS_WEBGPU_ROW_WORKGROUPS: bad }, () => assert.throws(() => rowWorkgroupsFor(true), (e: unknown) => e instanceof CompileError && /XLATS_WEBGPU_ROW_WORKGROUPS must be a positive integer or "all"/.test((e as Error).message)));
+    withEnv({ XLATS_WEBGPU_ROW_WORKGROUPS: bad }, () => assert.throws(() => rowWorkgroupsFor(true), (e: unknown) => e instanceof CompileError && /XLATS_WEBGPU_ROW_WORKGROUPS must be a positive integer or "all"/.test((e as Error).message)));
   }
 });
 
 test("rows taken in turn by fewer workgroups give the bits of a row per workgroup: softmax, layer norm, a row sum, with and without subgroups", { skip }, async () => {
-  const runWith = async (c: Computation, args: readonly Literal[], rowWorkgroups: string, subgroups: boolean): Promise<{ got: Literal; dump: string }> =>
-    withEnv({ XLATS_WEBGPU_ROW_WORKGROUPS: rowWorkgroups, XLATS_WEBGPU_SUBGROUPS: subgroups ? undefined : "0" }, async () => {
-      const exe = await compile(c, { backend: "webgpu" });
-      try {
-        assert.equal(exe.stats.kernels, 1, `${c.name}: one kernel`);
-        return { got: await exe.run(args), dump: exe.dump() };
-      } finally {
-        exe.delete();
-      }
-    });
+  const runWith = (c: Computation, args: readonly Literal[], rowWorkgroups: string, subgroups: boolean): Promise<{ got: Literal; dump: string }> =>
+    runOneKernel(c, args, { XLATS_WEBGPU_ROW_WORKGROUPS: rowWorkgroups, XLATS_WEBGPU_SUBGROUPS: subgroups ? undefined : "0" });
   const values = (rows: number, len: number): Literal => Literal.fromValues("f32", [rows, len], Array.from({ length: rows * len }, (_, k) => Math.cos(k * 0.91) * 5 + (k % 7)));
   const rowSum = (rows: number, n: number): Computation => {
     const b = new XlaBuilder("row_sum");
