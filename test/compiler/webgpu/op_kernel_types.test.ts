@@ -159,8 +159,8 @@ function topKOperand(t: ElementType, lanes: number, n: number): Literal {
 
 const TOP_K_TYPES: readonly ElementType[] = ["f16", "bf16", "f8e4m3fn", "f8e5m2", "f8e4m3fnuz", "f8e5m2fnuz", "f8e4m3b11fnuz", "f8e3m4", "f8e4m3", "f8e8m0fnu", "f6e2m3fn", "f6e3m2fn", "f4e2m1fn"];
 
-test("topK of f16, bf16, every f8 format and the sub-byte floats: the sort kernel, the interpreter's values and indices bit for bit (XLA's total order: NaNs of both signs, -0 below +0, ties to the lower index)", { skip }, async () => {
-  for (const t of TOP_K_TYPES) {
+test("topK of f16, bf16, every f8 format, the sub-byte floats and pred: the sort kernel, the interpreter's values and indices bit for bit (XLA's total order: NaNs of both signs, -0 below +0, ties to the lower index)", { skip }, async () => {
+  for (const t of [...TOP_K_TYPES, "pred"] as const) {
     // Lanes of 300: every pattern of a narrow type at least once, with ties; the whole lane in order (every pair's order shows), and the smallest 37.
     for (const [largest, k] of [[true, 300], [false, 37]] as const) {
       const b = new XlaBuilder(`top_k_${t}`);
