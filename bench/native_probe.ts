@@ -23,13 +23,12 @@
 //   node dist/bench/native_probe.js [rounds=12] [only=matmul,conv,fused,softmax] [shapes=64x784x1024,...] [cpu] [peak] [runners=xlats-native,ort-node,...]
 // (runners=: the runners whose label starts with one of these)
 
-import { timeRuns, type Prepared, type Runner, type RunnerModule } from "./harness/runner.js";
+import { median, timeRuns, type Prepared, type Runner, type RunnerModule } from "./harness/runner.js";
 import { createCompiledRunner } from "./runners/xlats_compiled.js";
 import { planWorkloads } from "./harness/plan.js";
 import { checkResult } from "./workloads/reference.js";
 import { describe, donatedInputs, firstWeight, flops, inputShapes, makeInputs, measure, type Workload } from "./workloads/specs.js";
 import { measurePeakFlops } from "./harness/peak.js";
-import { median } from "./harness/runner.js";
 
 const args = process.argv.slice(2);
 const rounds = Number(args.find((a) => a.startsWith("rounds="))?.slice(7) ?? 12);
