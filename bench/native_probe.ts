@@ -16,7 +16,9 @@
 // than the time it waited for a core; every peer's 1-thread run stays on one thread).
 // With `peak`, every round starts with the FMA loop of bench/harness/peak.ts at one thread
 // (the core's ceiling at that moment: on this shared VM it moves by 10% from minute to
-// minute), and each 1-thread runner's best run of the round is printed as a share of that
+// minute, and the loop is timed by its thread's CPU clock, so read it with `cpu`: wall
+// times on a loaded machine include waiting for a core), and each 1-thread runner's best
+// run of the round is printed as a share of that
 // round's ceiling (median and range over the rounds), beside the round-by-round ratio of
 // the first two 1-thread runners: whether a ratio target is within reach of any kernel
 // when both run as well as they can in the same minutes.
