@@ -14,18 +14,28 @@
 // With `cpu`, 1-thread figures use the process's CPU time per run instead of wall time
 // (on a machine with more runnable threads than cores, the time each computed rather
 // than the time it waited for a core; every peer's 1-thread run stays on one thread).
-//   node dist/bench/native_probe.js [rounds=12] [only=matmul,conv,fused,softmax] [shapes=64x784x1024,...] [cpu] [runners=xlats-native,ort-node,...]
+// With `peak`, every round starts with the FMA loop of bench/harness/peak.ts at one thread
+// (the core's ceiling at that moment: on this shared VM it moves by 10% from minute to
+// minute, and the loop is timed by its thread's CPU clock, so read it with `cpu`: wall
+// times on a loaded machine include waiting for a core), and each 1-thread runner's best
+// run of the round is printed as a share of that
+// round's ceiling (median and range over the rounds), beside the round-by-round ratio of
+// the first two 1-thread runners: whether a ratio target is within reach of any kernel
+// when both run as well as they can in the same minutes.
+//   node dist/bench/native_probe.js [rounds=12] [only=matmul,conv,fused,softmax] [shapes=64x784x1024,...] [cpu] [peak] [runners=xlats-native,ort-node,...]
 // (runners=: the runners whose label starts with one of these)
 
-import { timeRuns, type Prepared, type Runner, type RunnerModule } from "./harness/runner.js";
+import { median, timeRuns, type Prepared, type Runner, type RunnerModule } from "./harness/runner.js";
 import { createCompiledRunner } from "./runners/xlats_compiled.js";
 import { planWorkloads } from "./harness/plan.js";
 import { checkResult } from "./workloads/reference.js";
-import { describe, donatedInputs, firstWeight, inputShapes, makeInputs, measure, type Workload } from "./workloads/specs.js";
+import { describe, donatedInputs, firstWeight, flops, inputShapes, makeInputs, measure, type Workload } from "./workloads/specs.js";
+import { measurePeakFlops } from "./harness/peak.js";
 
 const args = process.argv.slice(2);
 const rounds = Number(args.find((a) => a.startsWith("rounds="))?.slice(7) ?? 12);
 const cpu = args.includes("cpu");
+const withPeak = args.includes("peak");
 const only = args.find((a) => a.startsWith("only="))?.slice(5).split(",") ?? ["matmul", "conv"];
 const shapes = args.find((a) => a.startsWith("shapes="))?.slice(7).split(",").map((s) => s.split("x").map(Number));
 const workloads: Workload[] = shapes !== undefined
@@ -64,7 +74,7 @@ for (const t of [1, 2]) {
 const fmt = (x: number): string => (x >= 100 ? x.toFixed(0) : x.toFixed(1));
 for (const w of workloads) {
   const inputs = makeInputs(w);
-  const live: { label: string; runner: Runner; prepared: Prepared; best: number }[] = [];
+  const live: { label: string; runner: Runner; prepared: Prepared; best: number; rounds: number[] }[] = [];
   for (const r of runners) {
     if (picked !== undefined && !picked.some((p) => r.label.startsWith(p))) continue;
     const runner = await r.make();
@@ -74,10 +84,16 @@ for (const w of workloads) {
     if (typeof prepared === "string") { console.log(`${r.label}: n/a (${prepared})`); await runner.close?.(); continue; }
     const bad = checkResult(w, inputs, await prepared.result());
     if (bad !== undefined) throw new Error(`${r.label} on ${describe(w)}: wrong result: ${bad}`);
-    live.push({ label: r.label, runner, prepared, best: Infinity });
+    live.push({ label: r.label, runner, prepared, best: Infinity, rounds: [] });
   }
   const burst = { warmup: 1, minRuns: 3, maxRuns: 3, budgetS: 0 };
+  const peaks: number[] = [];
   for (let round = 0; round < rounds; round++) {
+    if (withPeak) {
+      const p = measurePeakFlops([1], 1);
+      if (!("byThreads" in p)) throw new Error(`peak: ${p.unavailable}`);
+      peaks.push(p.byThreads.get(1)!);
+    }
     for (const l of live) {
       const oneThread = l.label.endsWith(" 1t");
       let times: number[];
@@ -93,6 +109,7 @@ for (const w of workloads) {
         }
       } else times = await timeRuns(() => l.prepared.run(), burst);
       l.best = Math.min(l.best, ...times);
+      l.rounds.push(Math.min(...times));
     }
   }
   // GFLOP/s and GB/s in units of 1e9; steps/s as they are.
@@ -112,6 +129,22 @@ for (const w of workloads) {
     `native 2t / ort-node 2t ${ratio("xlats-native 2t", "ort-node 2t")}, wasm / ort-web 1t ${ratio("xlats-wasm 1t", "ort-web 1t")}` +
     `${hasWeights ? `, native 1t weights constant / parameters ${ratio("xlats-native 1t", "native 1t params")}, marked parameters / parameters ${ratio("native 1t weights", "native 1t params")}` : ""}` +
     `${donatedInputs(w).length > 0 ? `, in place / copied: wasm ${ratio("xlats-wasm 1t", "wasm 1t copied")}, native ${ratio("xlats-native 1t", "native 1t copied")}` : ""}`);
+  if (withPeak) printShares(w, peaks, live.filter((l) => l.label.endsWith(" 1t")));
   for (const l of live) { await l.prepared.dispose?.(); await l.runner.close?.(); }
 }
 process.exit(0);
+
+/** Each 1-thread runner's best run of a round as a share of that round's FMA ceiling, and the first two's ratio round by round. */
+function printShares(w: Workload, peaks: readonly number[], oneThread: readonly { label: string; rounds: number[] }[]): void {
+  const gflop = flops(w) / 1e9;
+  const range = (xs: readonly number[], f: (x: number) => string): string => `${f(median(xs))} (${f(Math.min(...xs))}-${f(Math.max(...xs))})`;
+  const pct = (x: number): string => `${(100 * x).toFixed(0)}%`;
+  console.log(`  FMA ceiling at 1 thread, GFLOP/s: ${range(peaks, (x) => x.toFixed(0))}; each round's best run${cpu ? " (per CPU second)" : ""} as a share of its round's ceiling, median (range) over ${peaks.length} rounds:`);
+  for (const l of oneThread) console.log(`  ${l.label.padEnd(16)} ${range(l.rounds.map((s, i) => gflop / s / peaks[i]!), pct)}`);
+  const [a, b] = oneThread;
+  if (a === undefined || b === undefined) return;
+  console.log(`  ${a.label} / ${b.label} by round: ${range(a.rounds.map((s, i) => b.rounds[i]! / s), (x) => x.toFixed(2))}`);
+  // The most a kernel at the ceiling could lead the second runner's best run of the whole probe.
+  const bestOf = (l: { rounds: number[] }): number => gflop / Math.min(...l.rounds);
+  console.log(`  best runs: ${a.label} ${bestOf(a).toFixed(0)}, ${b.label} ${bestOf(b).toFixed(0)} GFLOP/s; the highest ceiling over ${b.label}'s best: ${(Math.max(...peaks) / bestOf(b)).toFixed(2)}x`);
+}
