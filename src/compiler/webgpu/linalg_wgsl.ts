@@ -54,7 +54,7 @@
 import type { Instruction } from "../../ir/computation.js";
 import { parseAttributeDictionary } from "../../interpreter/attribute_dictionary.js";
 import { FfiCall, type FfiPlatform } from "../../interpreter/lapack/ffi.js";
-import { F32_SVD_TARGETS, LAPACK_TARGETS } from "../../interpreter/lapack/targets.js";
+import { LAPACK_TARGETS, SINGLE_PRECISION_SVD_TARGETS } from "../../interpreter/lapack/targets.js";
 import type { Opcode } from "../../ir/opcodes.js";
 import { ShapeError } from "../../types/errors.js";
 import { arrayShape, arrayLeaves, shapeToString, type ArrayShape, type Shape } from "../../types/shape.js";
@@ -713,7 +713,7 @@ const LAPACK_KERNELS: ReadonlyMap<string, LapackEntry> = new Map<string, LapackE
   ["cusolver_geev_ffi", { platform: "gpu", operands: ["f32"], rank: 2, kernel: gpuGeev }],
   ...["cu", "hip"].map((prefix) => [`${prefix}hybrid_eig_real`, { platform: "gpu", operands: ["f32"], rank: 2, kernel: geev }] as const),
   ...["cu", "hip"].map((prefix) => [`${prefix}sparse_gtsv2_ffi`, { platform: "gpu", operands: ["f32"], rank: 1, kernel: gtsv }] as const),
-  ...F32_SVD_TARGETS.map(([target, form]) => [target, { platform: target.startsWith("lapack_") ? "cpu" : "gpu", operands: ["f32"], rank: 2, kernel: svdOfForm(form) }] as const),
+  ...SINGLE_PRECISION_SVD_TARGETS.map(([target, form, operands]) => [target, { platform: target.startsWith("lapack_") ? "cpu" : "gpu", operands, rank: 2, kernel: svdOfForm(form) }] as const),
   ["Qr", { platform: "gpu", operands: ["f32", "c64"], rank: 2, kernel: geqrf }],
   ["ProductOfElementaryHouseholderReflectors", { platform: "gpu", operands: ["f32", "c64"], rank: 2, kernel: orgqr }],
   ...["cu", "hip"].map((prefix) => [`${prefix}_lu_pivots_to_permutation`, { platform: "gpu", operands: ["s32"], rank: 1, kernel: pivotsToPermutation }] as const),
