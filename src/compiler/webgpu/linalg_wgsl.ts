@@ -127,9 +127,12 @@ type FactorResult = "xla" | "lapack";
  * or 0 (upper), and n; written over the matrix's Field. A c64 batch (A = L Lᴴ) is the
  * same sweep on (re, im) pairs: the pivot is the real part of a_jj less Σ |l_jk|², each
  * entry (a_ij - Σ l_ik·conj(l_jk)) / √d, the terms in the interpreter's order
- * (interpreter/lapack/factor.ts potrf, interpreter/kernels/linalg.ts choleskyLower); the
- * upper triangle holds Lᴴ, so an entry read or written there is conjugated (on bits: a
- * sign flip is exact, where a product by -1 might flush a subnormal).
+ * (interpreter/lapack/factor.ts potrf, interpreter/kernels/linalg.ts choleskyLower).
+ * The upper triangle (Lᴴ) needs no conjugation: read as stored (L(i, k) at A[k][i]) it
+ * is the lower triangle of conj(A), itself Hermitian positive definite with the factor
+ * conj(L), and every step of the sweep commutes with conjugation, roundings included
+ * (each part's sum and product only changes sign); so the sweep leaves conj(L)'s
+ * entries where Lᴴ's belong.
  */
 function choleskyKernel(a: ArrayShape, result: FactorResult, limits: GpuLimits, maxPerDimension: number): WgslKernel {
   const F = fieldOf(a);
@@ -147,19 +150,19 @@ function choleskyKernel(a: ArrayShape, result: FactorResult, limits: GpuLimits, 
   // the input in the columns not factored (LAPACK: they still hold it). In the triangle,
   // (i, k) is e.
   const nan = (complex ? ["", " + 1u"] : [""]).map((w) => `mem[${F.at("r", "e")}${w}] = 0x7fc00000u;`).join(" ");
+  // The diagonal: real; XLA's upper factor Lᴴ has its imaginary parts -0, the conjugate's (the interpreter's transpose of L conjugates), LAPACK's +0.
+  const diagonal = complex && !lapack ? `select(${F.real("root")}, ${F.conj(F.real("root"))}, ${lowerWord} == 0u)` : F.real("root");
   const store = lapack
     ? [`    if (i < k) { ${F.copy(F.at("r", "e"), F.at("a", "e"))} }`]
     : [`    if (failed != 0u) { ${nan} } else if (i < k) { ${F.store(F.at("r", "e"), F.real("0.0"))} }`];
-  // L(i, k) read and written where it is in the result: the upper triangle's conjugated (a real one's as it is).
-  const fromTriangle = (v: string): string => (complex ? `select(${v}, ${F.conj(v)}, xk_flip)` : v);
   const source = [
-    ...header, ...F.functions, "var<private> xk_n: u32;", "var<private> xk_r: u32;", ...(complex ? ["var<private> xk_flip: bool;"] : []),
+    ...header, ...F.functions, "var<private> xk_n: u32;", "var<private> xk_r: u32;",
     // L(i, k), k <= i: where it is in a matrix laid out as A (row-major; upper: transposed).
     `fn xk_at(i: u32, k: u32) -> u32 { return select(k * xk_n + i, i * xk_n + k, ${lowerWord} != 0u); }`,
     POSITIVE_PIVOT,
     // The factor is built in the result's own triangle; the pivot is in workgroup memory.
-    `fn xk_l(i: u32, k: u32) -> ${F.scalar} { let v = ${F.load(F.at("xk_r", "xk_at(i, k)"))}; return ${fromTriangle("v")}; }`,
-    `fn xk_set_l(i: u32, k: u32, v: ${F.scalar}) { ${F.store(F.at("xk_r", "xk_at(i, k)"), fromTriangle("v"))} }`,
+    `fn xk_l(i: u32, k: u32) -> ${F.scalar} { return ${F.load(F.at("xk_r", "xk_at(i, k)"))}; }`,
+    `fn xk_set_l(i: u32, k: u32, v: ${F.scalar}) { ${F.store(F.at("xk_r", "xk_at(i, k)"), "v")} }`,
     "var<workgroup> xk_pivot: f32;",
     `@compute @workgroup_size(${size})`,
     "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {",
@@ -168,7 +171,6 @@ function choleskyKernel(a: ArrayShape, result: FactorResult, limits: GpuLimits, 
     `  if (m >= ${u(batch)}) { return; }`,
     `  let n = ${nWord};`,
     "  xk_n = n;",
-    ...(complex ? [`  xk_flip = ${lowerWord} == 0u;`] : []),
     `  let a = (args[0] >> 2u) + ${F.scaled("m * n * n")};`,
     `  let r = (args[1] >> 2u) + ${F.scaled("m * n * n")};`,
     "  xk_r = r;",
@@ -190,7 +192,7 @@ function choleskyKernel(a: ArrayShape, result: FactorResult, limits: GpuLimits, 
     "    if (!xk_positive(d)) { failed = j + 1u; break; }",
     "    let root = sqrt(d);",
     `    for (var i = lid.x; i < n; i = i + ${u(size)}) {`,
-    `      if (i == j) { xk_set_l(j, j, ${F.real("root")}); }`,
+    `      if (i == j) { xk_set_l(j, j, ${diagonal}); }`,
     "      if (i > j) {",
     "        var s = xk_l(i, j);",
     `        for (var k = 0u; k < j; k = k + 1u) { s = s - ${F.conjMul("xk_l(j, k)", "xk_l(i, k)")}; }`,

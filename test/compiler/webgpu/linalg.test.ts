@@ -383,6 +383,9 @@ test("c64 ?potrf (jaxlib's lapack_cpotrf_ffi, cuSOLVER's potrf on c64) and XLA's
       }
       // The factored entries: near the interpreter's, and the backward error of A = L Lᴴ within the bound.
       const w = (want[k] as C[])[at]!;
+      const signed = (x: number): string => (Object.is(x, -0) ? "-0" : String(x));
+      // The diagonal's imaginary part: a zero of the interpreter's sign (+0 from ?potrf, -0 in XLA's upper factor, Lᴴ).
+      if (i === j && b < 2) assert.ok(Object.is(out[at]!.im, w.im), `${xla ? "XLA's" : "?potrf's"} ${lower ? "lower" : "upper"} matrix ${b} (${i}, ${i}): imaginary part ${signed(out[at]!.im)}, the interpreter's ${signed(w.im)}`);
       assert.ok(Math.hypot(out[at]!.re - w.re, out[at]!.im - w.im) <= 1e-5 * (1 + Math.hypot(w.re, w.im)), `${lower ? "lower" : "upper"} matrix ${b} element ${e}: ${JSON.stringify(out[at])}, the interpreter's ${JSON.stringify(w)}`);
       if (b === 2) continue;
       const [p, q] = lower ? [i, j] : [j, i];
