@@ -13,27 +13,16 @@
 import { after, test } from "node:test";
 import assert from "node:assert/strict";
 import { webgpuSkip } from "./gpu_available.js";
-import { randoms, runOnGpu } from "./linalg_support.js";
+import { COMPLEXES, ONE, ZERO, abs, add, c, checkLu, conj, decidedLu, div, f32, mul, randoms, runOnGpu, sub, type C } from "./linalg_support.js";
 import { releaseGpu } from "../../../src/compiler/webgpu/adapter.js";
 import { planGpuProgram } from "../../../src/compiler/webgpu/program.js";
 import { dumpGpuProgram } from "../../../src/compiler/webgpu/executable.js";
-import { complexLuBackwardBound, complexQrBackwardBound, complexTriangularSolveBackwardBound } from "../../../src/compiler/webgpu/linalg_wgsl.js";
+import { complexQrBackwardBound, complexTriangularSolveBackwardBound } from "../../../src/compiler/webgpu/linalg_wgsl.js";
 import { parseStableHlo } from "../../../src/index.js";
 import { Literal } from "../../../src/types/literal.js";
 
 const skip = webgpuSkip;
 after(() => releaseGpu());
-
-interface C { readonly re: number; readonly im: number }
-const c = (re: number, im = 0): C => ({ re, im });
-const add = (a: C, b: C): C => c(a.re + b.re, a.im + b.im);
-const sub = (a: C, b: C): C => c(a.re - b.re, a.im - b.im);
-const mul = (a: C, b: C): C => c(a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re);
-const conj = (a: C): C => c(a.re, -a.im);
-const abs = (a: C): number => Math.hypot(a.re, a.im);
-const div = (a: C, b: C): C => { const d = b.re * b.re + b.im * b.im; return c((a.re * b.re + a.im * b.im) / d, (a.im * b.re - a.re * b.im) / d); };
-const f32 = (a: C): C => c(Math.fround(a.re), Math.fround(a.im));
-const ZERO = c(0), ONE = c(1);
 
 const tensor = (dims: readonly number[], t = "complex<f32>"): string => `tensor<${dims.join("x")}x${t}>`;
 const complexes = (count: number, seed: number, scale = 1): C[] => {
@@ -47,52 +36,6 @@ function fromInterpreter(got: readonly C[], want: readonly C[]): number {
 }
 
 // ---- LU
-
-/** m×n matrices Pᵀ·L·U: L unit lower with |l| < 1/2, U upper with |u_ii| in [1, 2), P random; f32-rounded. */
-function decidedLu(batch: number, m: number, n: number, seed: number): C[] {
-  const r = randoms(seed), k = Math.min(m, n), out: C[] = [];
-  const inDisk = (radius: number): C => { const t = Math.PI * r(), s = radius * Math.abs(r()); return c(s * Math.cos(t), s * Math.sin(t)); };
-  for (let b = 0; b < batch; b++) {
-    const l = Array.from({ length: m * k }, (_, e) => { const i = Math.floor(e / k), j = e % k; return i === j ? ONE : i > j ? inDisk(0.5) : ZERO; });
-    const u = Array.from({ length: k * n }, (_, e) => {
-      const i = Math.floor(e / n), j = e % n, t = Math.PI * r();
-      return i === j ? c((1 + Math.abs(r())) * Math.cos(t), (1 + Math.abs(r())) * Math.sin(t)) : j > i ? c(r(), r()) : ZERO;
-    });
-    const perm = Array.from({ length: m }, (_, i) => i);
-    for (let i = m - 1; i > 0; i--) { const j = Math.floor(((r() + 1) / 2) * (i + 1)); [perm[i], perm[j]] = [perm[j]!, perm[i]!]; }
-    const a = new Array<C>(m * n).fill(ZERO);
-    for (let i = 0; i < m; i++) for (let j = 0; j < n; j++) {
-      let s = ZERO;
-      for (let q = 0; q < k; q++) s = add(s, mul(l[i * k + q]!, u[q * n + j]!));
-      a[perm[i]! * n + j] = f32(s);
-    }
-    out.push(...a);
-  }
-  return out;
-}
-
-/** |PA - L̂Û| ≤ β|L̂||Û| in float64 (moduli), P from the GPU's pivots, and |l| ≤ √2 (pivots chosen by |re| + |im|). Returns the worst error as a share of the bound. */
-function checkLu(a: readonly C[], lu: readonly C[], ipiv: readonly number[], batch: number, m: number, n: number, what: string): number {
-  const k = Math.min(m, n), beta = complexLuBackwardBound(k);
-  let worst = 0;
-  for (let b = 0; b < batch; b++) {
-    const rows = Array.from({ length: m }, (_, i) => a.slice(b * m * n + i * n, b * m * n + (i + 1) * n));
-    for (let j = 0; j < k; j++) { const p = ipiv[b * k + j]! - 1; [rows[j], rows[p]] = [rows[p]!, rows[j]!]; }
-    const L = (i: number, q: number): C => (i === q ? ONE : i > q ? lu[b * m * n + i * n + q]! : ZERO);
-    const U = (q: number, j: number): C => (q <= j ? lu[b * m * n + q * n + j]! : ZERO);
-    for (let i = 0; i < m; i++) {
-      for (let q = 0; q < Math.min(i, k); q++) assert.ok(abs(L(i, q)) <= Math.SQRT2 * (1 + 2 ** -20), `${what}: matrix ${b}: |l(${i}, ${q})| = ${abs(L(i, q))} > √2`);
-      for (let j = 0; j < n; j++) {
-        let s = ZERO, size = 0;
-        for (let q = 0; q < k; q++) { s = add(s, mul(L(i, q), U(q, j))); size += abs(L(i, q)) * abs(U(q, j)); }
-        const err = abs(sub(rows[i]![j]!, s)), bound = beta * size + 4 * k * 2 ** -52 * (size + abs(rows[i]![j]!));
-        assert.ok(err <= bound, `${what}: matrix ${b}: |PA - LU| at (${i}, ${j}) = ${err} > ${bound}`);
-        worst = Math.max(worst, err / bound);
-      }
-    }
-  }
-  return worst;
-}
 
 test("c64 LU (lapack_cgetrf_ffi, cusolver_getrf_ffi, hipsolver_getrf_ffi): the interpreter's pivots (|re| + |im|, ties to the first row) and info, factors near its and within complexLuBackwardBound", { skip }, async () => {
   const cases = [
@@ -121,7 +64,7 @@ ${calls.map((x) => x.text).join("\n")}
 }`).entry;
   const values = [...cases.map(({ dims, decided }, p) => {
     const [batch, m, n] = dims as [number, number, number];
-    return decided ? decidedLu(batch, m, n, 500 + p) : complexes(batch * m * n, 600 + p);
+    return decided ? decidedLu(COMPLEXES, batch, m, n, 500 + p) : complexes(batch * m * n, 600 + p);
   }), rule];
   const { got, want, dump } = await runOnGpu<C | number>(program, values.map((v, p) => Literal.fromValues("c64", params[p]!, v as never)));
   assert.match(dump, /\?getrf of 2 c64 matrix\(es\)/);
@@ -132,7 +75,7 @@ ${calls.map((x) => x.text).join("\n")}
     const what = `cgetrf ${dims.join("x")}${p === 5 ? " (random)" : p === 6 ? " (the pivot rule)" : ""}`;
     const [lu, ipiv, info] = [got[3 * p] as C[], got[3 * p + 1] as number[], got[3 * p + 2] as number[]];
     if (p < 6) {
-      const worst = checkLu(values[p]!, lu, ipiv, batch, m, n, what);
+      const worst = checkLu(COMPLEXES, values[p]!, lu, ipiv, batch, m, n, what);
       assert.deepEqual(info, new Array<number>(batch).fill(0), what);
       console.log(`${what}: worst |PA - LU| ${(100 * worst).toFixed(2)}% of its bound`);
     }

@@ -15,7 +15,7 @@
 import { after, test } from "node:test";
 import assert from "node:assert/strict";
 import { webgpuSkip } from "./gpu_available.js";
-import { randoms, runOnGpu } from "./linalg_support.js";
+import { ZERO, abs, add, c, conj, mul, randoms, runOnGpu, sub, type C } from "./linalg_support.js";
 import { releaseGpu } from "../../../src/compiler/webgpu/adapter.js";
 import { planGpuProgram } from "../../../src/compiler/webgpu/program.js";
 import { dumpGpuProgram } from "../../../src/compiler/webgpu/executable.js";
@@ -26,15 +26,7 @@ import { Literal } from "../../../src/types/literal.js";
 const skip = webgpuSkip;
 after(() => releaseGpu());
 
-interface C { readonly re: number; readonly im: number }
-const c = (re: number, im = 0): C => ({ re, im });
-const add = (a: C, b: C): C => c(a.re + b.re, a.im + b.im);
-const sub = (a: C, b: C): C => c(a.re - b.re, a.im - b.im);
-const mul = (a: C, b: C): C => c(a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re);
-const conj = (a: C): C => c(a.re, -a.im);
-const abs = (a: C): number => Math.hypot(a.re, a.im);
 const scale = (a: C, s: number): C => c(a.re * s, a.im * s);
-const ZERO = c(0);
 
 const tensor = (dims: readonly number[], t = "complex<f32>"): string => `tensor<${dims.length === 0 ? "" : `${dims.join("x")}x`}${t}>`;
 const count = (xs: readonly number[]): number => xs.reduce((p, x) => p * x, 1);
