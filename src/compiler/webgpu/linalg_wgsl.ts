@@ -709,6 +709,7 @@ const LAPACK_KERNELS: ReadonlyMap<string, LapackEntry> = new Map<string, LapackE
   ["lapack_strsm_ffi", { platform: "cpu", operands: ["f32"], rank: 2, kernel: trsm }],
   ["lapack_ctrsm_ffi", { platform: "cpu", operands: ["c64"], rank: 2, kernel: trsm }],
   ["lapack_sgehrd_ffi", { platform: "cpu", operands: ["f32"], rank: 2, kernel: gehrd }],
+  ["lapack_cgehrd_ffi", { platform: "cpu", operands: ["c64"], rank: 2, kernel: gehrd }],
   ["lapack_sgtsv_ffi", { platform: "cpu", operands: ["f32"], rank: 1, kernel: gtsv }],
   ["lapack_cgtsv_ffi", { platform: "cpu", operands: ["c64"], rank: 1, kernel: gtsv }],
   ["lapack_sgees_ffi", { platform: "cpu", operands: ["f32"], rank: 2, kernel: gees }],

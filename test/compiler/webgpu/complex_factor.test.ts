@@ -18,13 +18,14 @@ import { releaseGpu } from "../../../src/compiler/webgpu/adapter.js";
 import { planGpuProgram } from "../../../src/compiler/webgpu/program.js";
 import { dumpGpuProgram } from "../../../src/compiler/webgpu/executable.js";
 import { complexQrBackwardBound, complexTriangularSolveBackwardBound } from "../../../src/compiler/webgpu/linalg_wgsl.js";
+import { complexReductionBackwardBound } from "../../../src/compiler/webgpu/householder_wgsl.js";
 import { parseStableHlo } from "../../../src/index.js";
 import { Literal } from "../../../src/types/literal.js";
 
 const skip = webgpuSkip;
 after(() => releaseGpu());
 
-const tensor = (dims: readonly number[], t = "complex<f32>"): string => `tensor<${dims.join("x")}x${t}>`;
+const tensor = (dims: readonly number[], t = "complex<f32>"): string => `tensor<${dims.length === 0 ? "" : `${dims.join("x")}x`}${t}>`;
 const complexes = (count: number, seed: number, scale = 1): C[] => {
   const r = randoms(seed);
   return Array.from({ length: count }, () => f32(c(scale * r(), scale * r())));
@@ -312,4 +313,62 @@ test("the plan (no GPU needed): c64 getrf, trsm, geqrf and ungqr are kernels; c6
     "custom call lapack_chetrd_ffi (c64[3,3]) -> (c64[3,3], f32[3], f32[2], c64[2], s32[]): the GPU has no complex kernel of this routine",
     "custom call lapack_zgetrf_ffi (c128[3,3]) -> (c128[3,3], s32[3], s32[]): WGSL has no f64 (f64 and c128 LAPACK calls run on the host)",
   ]);
+});
+
+// ---- the Hessenberg reduction
+
+test("c64 ?gehrd (lapack_cgehrd_ffi), the f32 kernel's generator over the Field: clarfg's reflectors (the sub-diagonal β real), A = Q H Qᴴ within complexReductionBackwardBound, the compact form near the interpreter's, a partial range's tau 0 outside it", { skip }, async () => {
+  const cases = [
+    { batch: [2], n: 6, range: [1, 6] }, { batch: [], n: 5, range: [2, 4] }, { batch: [1], n: 17, range: [1, 17] }, { batch: [2], n: 1, range: [1, 1] },
+  ] as const;
+  const types = (batch: readonly number[], n: number): string[] => [tensor([...batch, n, n]), tensor([...batch, Math.max(n - 1, 0)]), tensor(batch, "i32")];
+  const lines = cases.map(({ batch, n, range }, p) => `  %${p}:3 = stablehlo.custom_call @lapack_cgehrd_ffi(%a${p}) {mhlo.backend_config = {high = ${range[1]} : i32, low = ${range[0]} : i32}} : (${tensor([...batch, n, n])}) -> (${types(batch, n).join(", ")})`);
+  const results = cases.flatMap(({ batch, n }) => types(batch, n));
+  const program = parseStableHlo(`func.func @main(${cases.map(({ batch, n }, p) => `%a${p}: ${tensor([...batch, n, n])}`).join(", ")}) -> (${results.join(", ")}) {
+${lines.join("\n")}
+  return ${cases.flatMap((_, p) => [0, 1, 2].map((k) => `%${p}#${k}`)).join(", ")} : ${results.join(", ")}
+}`).entry;
+  const size = (batch: readonly number[]): number => batch.reduce((s, d) => s * d, 1);
+  const values = cases.map(({ batch, n }, p) => complexes(size(batch) * n * n, 1100 + p));
+  // The partial range (ilo 2, ihi 4 of 5): upper triangular outside it, as balancing leaves it.
+  values[1] = values[1]!.map((x, e) => { const i = Math.floor(e / 5), j = e % 5; return i > j && (j < 1 || i >= 4) ? ZERO : x; });
+  const { got, want, dump } = await runOnGpu<C | number>(program, cases.map(({ batch, n }, p) => Literal.fromValues("c64", [...batch, n, n], values[p] as never)));
+  assert.match(dump, /\?gehrd of 2 c64 matrix\(es\)/);
+  cases.forEach(({ batch, n, range: [ilo, ihi] }, p) => {
+    const [out, tau, info] = got.slice(3 * p, 3 * p + 3) as [C[], C[], number[]];
+    const what = `cgehrd ${[...batch, n, n].join("x")} ilo ${ilo} ihi ${ihi}`, m = Math.max(n - 1, 0), bound = complexReductionBackwardBound(n);
+    assert.deepEqual(info, new Array<number>(size(batch)).fill(0), `${what}: info`);
+    [out, tau].forEach((mine, k) => {
+      const theirs = want[3 * p + k] as C[], scale = Math.max(1, ...theirs.map(abs));
+      mine.forEach((v, e) => assert.ok(abs(sub(v, theirs[e]!)) <= 2 ** -12 * scale, `${what}: result ${k} element ${e}: ${JSON.stringify(v)}, the interpreter's ${JSON.stringify(theirs[e])}`));
+    });
+    let worst = 0;
+    for (let s = 0; s < size(batch); s++) {
+      const a = values[p]!.slice(s * n * n, (s + 1) * n * n), h = out.slice(s * n * n, (s + 1) * n * n), t = tau.slice(s * m, (s + 1) * m);
+      t.forEach((x, i) => { if (i < ilo - 1 || i >= ihi - 1) assert.deepEqual(x, ZERO, `${what}: tau ${i} outside the range`); });
+      // Q = H(ilo-1)···H(ihi-2), H(i) = I - tau_i v vᴴ, v = (0.., 1 at i+1, h(i+2..ihi-1, i)); R = h with the reflectors' entries cleared.
+      const q = Array.from({ length: n }, (_, i) => Array.from({ length: n }, (_, j) => (i === j ? ONE : ZERO)));
+      for (let i = ilo - 1; i < ihi - 1; i++) {
+        assert.equal(h[(i + 1) * n + i]!.im, 0, `${what}: β at (${i + 1}, ${i}) is real`);
+        const v = Array.from({ length: n }, (_, r) => (r === i + 1 ? ONE : r > i + 1 && r < ihi ? h[r * n + i]! : ZERO));
+        for (const row of q) {
+          const w = row.reduce((acc, x, j) => add(acc, mul(x, v[j]!)), ZERO);
+          const tw = mul(w, t[i]!);
+          for (let j = 0; j < n; j++) row[j] = sub(row[j]!, mul(tw, conj(v[j]!)));
+        }
+      }
+      const r = (i: number, j: number): C => (j >= ilo - 1 && j < ihi - 1 && i > j + 1 && i < ihi ? ZERO : h[i * n + j]!);
+      let err = 0, norm = 0;
+      for (let i = 0; i < n; i++) for (let j = 0; j < n; j++) {
+        let x = ZERO;
+        for (let k = 0; k < n; k++) for (let l = 0; l < n; l++) x = add(x, mul(mul(q[i]![k]!, r(k, l)), conj(q[j]![l]!)));
+        err += abs(sub(a[i * n + j]!, x)) ** 2;
+        norm += abs(a[i * n + j]!) ** 2;
+      }
+      const relative = norm === 0 ? 0 : Math.sqrt(err / norm);
+      assert.ok(relative <= bound, `${what}: matrix ${s}: ‖A - QHQᴴ‖/‖A‖ = ${relative} > ${bound}`);
+      worst = Math.max(worst, relative / bound);
+    }
+    console.log(`${what}: worst ‖A - QHQᴴ‖ ${(100 * worst).toFixed(3)}% of its bound`);
+  });
 });
