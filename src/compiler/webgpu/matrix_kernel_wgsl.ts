@@ -5,8 +5,8 @@
 // step's parameter words (and a work buffer where the results have no room), the
 // rounding bound γ_k, and the WGSL helpers they declare (an f32 word, its magnitude bits,
 // a sum over the workgroup, slarfg's and clarfg's reflector, the one-sided Jacobi
-// sweeps), and the scalar Field (f32 or c64) that LU, triangular solve, QR, Q, Q applied
-// and eigh are written over.
+// sweeps), and the scalar Field (f32 or c64) that Cholesky, LU, triangular solve, QR, Q,
+// Q applied, eigh, the SVD, ?gehrd and ?gtsv are written over.
 
 import type { FfiCall } from "../../interpreter/lapack/ffi.js";
 import { shapeToString, type ArrayShape } from "../../types/shape.js";

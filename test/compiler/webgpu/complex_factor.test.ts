@@ -1,10 +1,12 @@
-// The complex (c64) LU, triangular solve, Householder QR, its Q and Q applied on the
-// WebGPU backend (webgpu/linalg_wgsl.ts over matrix_kernel_wgsl.ts's COMPLEX field:
-// jaxlib's lapack_cgetrf_ffi, lapack_ctrsm_ffi, lapack_cgeqrf_ffi, lapack_cungqr_ffi,
-// lapack_cunmqr_ffi and the cuSOLVER/hipSOLVER forms on c64): against the interpreter
+// The complex (c64) LU, triangular solve, Householder QR, its Q, Q applied and the
+// Hessenberg reduction on the WebGPU backend (webgpu/linalg_wgsl.ts and
+// householder_wgsl.ts over matrix_kernel_wgsl.ts's COMPLEX field: jaxlib's
+// lapack_cgetrf_ffi, lapack_ctrsm_ffi, lapack_cgeqrf_ffi, lapack_cungqr_ffi,
+// lapack_cunmqr_ffi, lapack_cgehrd_ffi, the cuSOLVER/hipSOLVER forms on c64, and XLA's
+// TriangularSolve op on c64): against the interpreter
 // (the specification) and within the stated backward bounds checked in float64
 // (docs/numerics.md: complexLuBackwardBound, complexTriangularSolveBackwardBound,
-// complexQrBackwardBound), moduli of complex entries. LU's matrices are built as Pᵀ·L·U
+// complexQrBackwardBound, complexReductionBackwardBound), moduli of complex entries. LU's matrices are built as Pᵀ·L·U
 // with |l| < 1/2 (so |re| + |im| < 1/√2 of the pivot's: every pivot is decided) and must
 // give the interpreter's pivots; a column where |re| + |im| and |z| rank rows apart, and
 // one of ties, check LAPACK's icamax rule. Sizes and flags are step parameters: one

@@ -1,4 +1,6 @@
-// Cholesky and triangular solve on the WebGPU backend (webgpu/linalg_wgsl.ts), f32:
+// Cholesky and triangular solve on the WebGPU backend (webgpu/linalg_wgsl.ts), f32 (and
+// c64 Cholesky: ?potrf and XLA's op, one generator over the Field; c64 triangular solves
+// are in complex_factor.test.ts):
 // against float64 references within the stated bounds (docs/numerics.md:
 // choleskyBackwardBound, triangularSolveBackwardBound) and against the interpreter (the
 // specification), on random well-conditioned matrices (SPD: M·Mᵀ + n·I), sizes 1, 3, 17
