@@ -60,20 +60,22 @@ export const ZERO = c(0), ONE = c(1);
  */
 export interface Scalars<T> {
   readonly zero: T; readonly one: T;
-  add(a: T, b: T): T; sub(a: T, b: T): T; mul(a: T, b: T): T; div(a: T, b: T): T; abs(a: T): number; round(a: T): T;
+  add(a: T, b: T): T; sub(a: T, b: T): T; mul(a: T, b: T): T; div(a: T, b: T): T; conj(a: T): T; abs(a: T): number; round(a: T): T;
+  /** The scalar of a real number. */
+  unitOf(r: number): T;
   small(r: () => number, radius: number): T; unit(r: () => number): T; any(r: () => number): T;
   readonly pivotGrowth: number;
   luBound(k: number): number;
 }
 
 export const REALS: Scalars<number> = {
-  zero: 0, one: 1, add: (a, b) => a + b, sub: (a, b) => a - b, mul: (a, b) => a * b, div: (a, b) => a / b, abs: Math.abs, round: Math.fround,
+  zero: 0, one: 1, add: (a, b) => a + b, sub: (a, b) => a - b, mul: (a, b) => a * b, div: (a, b) => a / b, conj: (a) => a, abs: Math.abs, round: Math.fround, unitOf: (r) => r,
   small: (r, radius) => radius * r(), unit: (r) => { const v = r(); return Math.sign(v || 1) * (1 + Math.abs(v)); }, any: (r) => r(),
   pivotGrowth: 1, luBound: luBackwardBound,
 };
 
 export const COMPLEXES: Scalars<C> = {
-  zero: ZERO, one: ONE, add, sub, mul, div, abs, round: f32,
+  zero: ZERO, one: ONE, add, sub, mul, div, conj, abs, round: f32, unitOf: (r) => c(r),
   small: (r, radius) => { const t = Math.PI * r(), s = radius * Math.abs(r()); return c(s * Math.cos(t), s * Math.sin(t)); },
   unit: (r) => { const t = Math.PI * r(), s = 1 + Math.abs(r()); return c(s * Math.cos(t), s * Math.sin(t)); },
   any: (r) => c(r(), r()),
