@@ -7,7 +7,8 @@
 // (tridiagonal_wgsl.ts), the SVDs (svd_wgsl.ts) and the nonsymmetric eigenproblem ?gees,
 // ?geev (nonsymmetric_wgsl.ts); one table of custom-call targets
 // (LAPACK_KERNELS). XLA's Cholesky and TriangularSolve, ?potrf, ?trsm, ?getrf, ?geqrf,
-// ?orgqr/?ungqr, ?ormqr/?unmqr, ?syevd/?heevd and the SVDs take c64 too: each generator
+// ?orgqr/?ungqr, ?ormqr/?unmqr, ?syevd/?heevd, the SVDs, ?gehrd and ?gtsv take c64 too
+// (?gees, ?geev and ?hetrd not yet: they run on the host, saying so): each generator
 // is written over a scalar Field (matrix_kernel_wgsl.ts), so the complex kernel is the
 // real one's sweep on (re, im) pairs. The interpreter is the
 // specification (interpreter/kernels/linalg.ts): its Cholesky computes in doubles and
