@@ -5,7 +5,8 @@
 // run. Calls: ?gtsv of 256 systems of order 64, ?gehrd and ?sytrd of 16 matrices of
 // 64x64, ?gesdd (reduced) of 16 of 64x64, ?gees (Schur vectors) and ?geev (right
 // vectors) of 16 of 32x32 and of 16 of 64x64; the complex (c64) ?getrf, ?geqrf then
-// ?ungqr, ?trsm (64 right-hand sides) and ?heevd of 16 of 64x64. Run: node
+// ?ungqr, ?trsm (64 right-hand sides), ?heevd, ?gesdd (reduced) and ?gehrd of 16 of
+// 64x64, and ?gtsv of 256 systems of order 64. Run: node
 // dist/bench/webgpu_linalg_probe.js [rounds] [only]
 
 import { loadavg } from "node:os";
@@ -102,6 +103,27 @@ const CALLS: Record<string, { text: string; operands: number[][]; complex?: true
   return %0 : ${c64}
 }`,
     operands: [[16, 64, 64], [16, 64, 64]], complex: true,
+  },
+  cgesdd: {
+    text: `func.func @main(%a: ${c64}) -> (${t([16, 64])}, ${c64}, ${c64}) {
+  %0:5 = stablehlo.custom_call @lapack_cgesdd_ffi(%a) {mhlo.backend_config = {mode = 83 : ui8}} : (${c64}) -> (${c64}, ${t([16, 64])}, ${c64}, ${c64}, ${t([16], "i32")})
+  return %0#1, %0#2, %0#3 : ${t([16, 64])}, ${c64}, ${c64}
+}`,
+    operands: [[16, 64, 64]], complex: true,
+  },
+  cgehrd: {
+    text: `func.func @main(%a: ${c64}) -> ${c64} {
+  %0:3 = stablehlo.custom_call @lapack_cgehrd_ffi(%a) {mhlo.backend_config = {high = 64 : i32, low = 1 : i32}} : (${c64}) -> (${c64}, ${t([16, 63], "complex<f32>")}, ${t([16], "i32")})
+  return %0#0 : ${c64}
+}`,
+    operands: [[16, 64, 64]], complex: true,
+  },
+  cgtsv: {
+    text: `func.func @main(%dl: ${t([256, 64], "complex<f32>")}, %d: ${t([256, 64], "complex<f32>")}, %du: ${t([256, 64], "complex<f32>")}, %b: ${t([256, 64, 1], "complex<f32>")}) -> ${t([256, 64, 1], "complex<f32>")} {
+  %0:5 = stablehlo.custom_call @lapack_cgtsv_ffi(%dl, %d, %du, %b) : (${t([256, 64], "complex<f32>")}, ${t([256, 64], "complex<f32>")}, ${t([256, 64], "complex<f32>")}, ${t([256, 64, 1], "complex<f32>")}) -> (${t([256, 64], "complex<f32>")}, ${t([256, 64], "complex<f32>")}, ${t([256, 64], "complex<f32>")}, ${t([256, 64, 1], "complex<f32>")}, ${t([256], "i32")})
+  return %0#3 : ${t([256, 64, 1], "complex<f32>")}
+}`,
+    operands: [[256, 64], [256, 64], [256, 64], [256, 64, 1]], complex: true,
   },
   cheevd: {
     text: `func.func @main(%a: ${c64}) -> (${c64}, ${t([16, 64])}) {

@@ -1,5 +1,6 @@
 // The Householder reductions to Hessenberg and to tridiagonal form as WGSL kernels of the
-// WebGPU backend (f32): jaxlib's lapack_sgehrd_ffi (a -> a with H and the reflectors,
+// WebGPU backend (f32; the Hessenberg one on c64 too, its generator over the Field):
+// jaxlib's lapack_sgehrd_ffi and lapack_cgehrd_ffi (a -> a with H and the reflectors,
 // tau, info) and lapack_ssytrd_ffi, cusolver_sytrd_ffi, hipsolver_sytrd_ffi (a -> a
 // with the reflectors, d, e, tau, info), in LAPACK's compact form as the interpreter's
 // registry gives them (interpreter/lapack/nonsymmetric.ts gehrd, hermitian.ts sytrd: in
@@ -16,7 +17,7 @@ import { arrayShape, type ArrayShape } from "../../types/shape.js";
 import type { GpuLimits } from "./gemm_tiles_wgsl.js";
 import { product, u } from "./op_kernels_wgsl.js";
 import type { WgslKernel } from "./wgsl_kernel.js";
-import { gamma, householderReflector, matrixWorkgroupSize, parameterWord, perMatrixKernel, reflectorFunctions, resultsAre, workgroupSum, type LapackKernel } from "./matrix_kernel_wgsl.js";
+import { fieldOf, gamma, householderReflector, matrixWorkgroupSize, parameterWord, perMatrixKernel, reflectorFunctions, reflectorTau, resultsAre, workgroupSum, type LapackKernel } from "./matrix_kernel_wgsl.js";
 
 /**
  * The stated backward error of the GPU's reductions of an n×n f32 matrix A (no
@@ -28,7 +29,16 @@ import { gamma, householderReflector, matrixWorkgroupSize, parameterWord, perMat
 export const reductionBackwardBound = (n: number): number => gamma(16 * n * n);
 
 /**
- * ?gehrd of a batch of n×n f32 matrices: buffers (a, h, tau, info), parameter words n,
+ * The same for the GPU's complex (c64) ?gehrd, ‖A - Q̂Ĥ Q̂ᴴ‖_F ≤ bound·‖A‖_F: each part of
+ * a complex product or sum a real inner product of twice the terms, the modulus within
+ * √2 of its parts (as complexQrBackwardBound): √2·γ_{32n²}.
+ */
+export const complexReductionBackwardBound = (n: number): number => Math.SQRT2 * gamma(32 * n * n);
+
+/**
+ * ?gehrd of a batch of n×n f32 or c64 matrices (over the matrix's Field; c64: clarfg's
+ * reflector, A·H then Hᴴ·A as the interpreter's reflectRight and reflectLeft, H =
+ * I - tau·v·vᴴ): buffers (a, h, tau, info), parameter words n,
  * ilo and ihi (LAPACK's, 1-based). H and the reflectors are built in the result (a copy
  * of A), tau is 0 outside [ilo - 1, ihi - 1). For i from ilo - 1 while i + 1 < ihi: the
  * reflector of column i over rows i+1..ihi-1 (β at (i+1, i), v below), then A·H on rows
@@ -37,39 +47,46 @@ export const reductionBackwardBound = (n: number): number => gamma(16 * n * n);
  * order. Neither reads what it writes elsewhere: v is in column i, which neither updates.
  */
 function gehrdKernel(a: ArrayShape, limits: GpuLimits, maxPerDimension: number): WgslKernel {
+  const F = fieldOf(a);
+  const tau = reflectorTau(F);
   const dims = a.dimensions;
   const size = matrixWorkgroupSize(dims.at(-1)!, limits);
   const s = u(size);
+  // Element (row, col) of the result, and `less` its statement x -= y.
+  const R = (row: string, col: string): string => F.at("r", `${row} * n + ${col}`);
+  const less = (at: string, y: string): string => F.store(at, `${F.load(at)} - ${y}`);
   const body = [
     `  let n = ${parameterWord(4, 0)};`,
     `  let ilo = ${parameterWord(4, 1)};`,
     `  let ihi = ${parameterWord(4, 2)};`,
-    "  let r = (args[1] >> 2u) + b * n * n;",
+    `  let r = (args[1] >> 2u) + ${F.scaled("b * n * n")};`,
     "  let m = max(n, 1u) - 1u;",
-    "  let tau = (args[2] >> 2u) + b * m;",
-    `  for (var e = lid.x; e < n * n; e = e + ${s}) { mem[r + e] = mem[(args[0] >> 2u) + b * n * n + e]; }`,
-    `  for (var e = lid.x; e < m; e = e + ${s}) { mem[tau + e] = 0u; }`,
+    `  let tau = (args[2] >> 2u) + ${F.scaled("b * m")};`,
+    `  for (var e = lid.x; e < ${F.scaled("n * n")}; e = e + ${s}) { mem[r + e] = mem[(args[0] >> 2u) + ${F.scaled("b * n * n")} + e]; }`,
+    `  for (var e = lid.x; e < ${F.scaled("m")}; e = e + ${s}) { mem[tau + e] = 0u; }`,
     "  storageBarrier();",
     "  for (var i = ilo - 1u; i + 1u < ihi; i = i + 1u) {",
-    ...householderReflector(size, "r + (i + 1u) * n + i", (q) => `r + ${q} * n + i`, "i + 2u", "ihi", "tau + i"),
-    "    if (!xk_zero(h.x)) {",
+    ...householderReflector(size, R("(i + 1u)", "i"), (q) => R(q, "i"), "i + 2u", "ihi", F.at("tau", "i"), F),
+    // A·H on each row: w = a_row·v, a_row -= (tau·w)·vᴴ.
+    `    if (!${F.isZero(tau)}) {`,
     `      for (var row = lid.x; row < ihi; row = row + ${s}) {`,
-    "        var w = xk_get(r + row * n + i + 1u);",
-    "        for (var c = i + 2u; c < ihi; c = c + 1u) { w = w + xk_get(r + row * n + c) * xk_get(r + c * n + i); }",
-    "        let tw = h.x * w;",
-    "        mem[r + row * n + i + 1u] = bitcast<u32>(xk_get(r + row * n + i + 1u) - tw);",
-    "        for (var c = i + 2u; c < ihi; c = c + 1u) { mem[r + row * n + c] = bitcast<u32>(xk_get(r + row * n + c) - xk_get(r + c * n + i) * tw); }",
+    `        var w = ${F.load(R("row", "i + 1u"))};`,
+    `        for (var c = i + 2u; c < ihi; c = c + 1u) { w = w + ${F.mul(F.load(R("row", "c")), F.load(R("c", "i")))}; }`,
+    `        let tw = ${F.mul(tau, "w")};`,
+    `        ${less(R("row", "i + 1u"), "tw")}`,
+    `        for (var c = i + 2u; c < ihi; c = c + 1u) { ${less(R("row", "c"), F.mul(F.conj(F.load(R("c", "i"))), "tw"))} }`,
     "      }",
     "    }",
     // The columns' sums read every row this wrote.
     "    storageBarrier();",
-    "    if (!xk_zero(h.x)) {",
+    // Hᴴ·A on each column: w = vᴴa_c, a_c -= v·(conj(tau)·w).
+    `    if (!${F.isZero(tau)}) {`,
     `      for (var c = i + 1u + lid.x; c < n; c = c + ${s}) {`,
-    "        var w = xk_get(r + (i + 1u) * n + c);",
-    "        for (var q = i + 2u; q < ihi; q = q + 1u) { w = w + xk_get(r + q * n + i) * xk_get(r + q * n + c); }",
-    "        let tw = h.x * w;",
-    "        mem[r + (i + 1u) * n + c] = bitcast<u32>(xk_get(r + (i + 1u) * n + c) - tw);",
-    "        for (var q = i + 2u; q < ihi; q = q + 1u) { mem[r + q * n + c] = bitcast<u32>(xk_get(r + q * n + c) - xk_get(r + q * n + i) * tw); }",
+    `        var w = ${F.load(R("(i + 1u)", "c"))};`,
+    `        for (var q = i + 2u; q < ihi; q = q + 1u) { w = w + ${F.conjMul(F.load(R("q", "i")), F.load(R("q", "c")))}; }`,
+    `        let tw = ${F.mul(F.conj(tau), "w")};`,
+    `        ${less(R("(i + 1u)", "c"), "tw")}`,
+    `        for (var q = i + 2u; q < ihi; q = q + 1u) { ${less(R("q", "c"), F.mul(F.load(R("q", "i")), "tw"))} }`,
     "      }",
     "    }",
     // The next column, which the next reflector reads, is in device memory.
@@ -78,7 +95,7 @@ function gehrdKernel(a: ArrayShape, limits: GpuLimits, maxPerDimension: number):
     "  if (lid.x == 0u) { mem[(args[3] >> 2u) + b] = 0u; }",
   ];
   const batch = product(dims.slice(0, -2));
-  return perMatrixKernel(4, size, batch, reflectorFunctions(size), body, `?gehrd of ${batch} f32 matrix(es), Householder, the sizes and ilo/ihi parameters`, maxPerDimension);
+  return perMatrixKernel(4, size, batch, reflectorFunctions(size, F), body, `?gehrd of ${batch} ${F.type} matrix(es), Householder, the sizes and ilo/ihi parameters`, maxPerDimension);
 }
 
 /**
@@ -170,12 +187,12 @@ function sytrdKernel(a: ArrayShape, limits: GpuLimits, maxPerDimension: number):
   return perMatrixKernel(6, size, batch, functions, body, `?sytrd of ${batch} f32 matrix(es), Householder, the n and triangle parameters`, maxPerDimension);
 }
 
-/** ?gehrd (lapack_sgehrd_ffi): buffers (a, h, tau, info); the attributes low and high are LAPACK's ilo and ihi. */
+/** ?gehrd (lapack_sgehrd_ffi, lapack_cgehrd_ffi): buffers (a, h, tau, info); the attributes low and high are LAPACK's ilo and ihi. */
 export const gehrd: LapackKernel = (call, [a, ...more], results, limits, maxPerDimension) => {
   const dims = a!.dimensions, n = dims.at(-1)!, batch = dims.slice(0, -2);
   const ilo = call.int("low", 1), ihi = call.int("high", n);
   if (more.length !== 0 || dims.at(-2) !== n || (n > 0 && !(1 <= ilo && ilo <= Math.max(ihi, 1) && ihi <= n))) return undefined;
-  if (!resultsAre(results, [a!, arrayShape("f32", [...batch, Math.max(n - 1, 0)]), arrayShape("s32", batch)])) return undefined;
+  if (!resultsAre(results, [a!, arrayShape(a!.elementType, [...batch, Math.max(n - 1, 0)]), arrayShape("s32", batch)])) return undefined;
   // An empty matrix reduces nothing (its low and high need not be words).
   return { kernel: gehrdKernel(a!, limits, maxPerDimension), parameters: n === 0 ? [0, 1, 0] : [n, ilo, ihi] };
 };

@@ -1,18 +1,18 @@
-// Cholesky and triangular solve as WGSL kernels of the WebGPU backend, in f32 (WGSL has
-// no f64; f64 and f16 matrices run on the host, and complex ones but for the LAPACK
-// calls below), the LAPACK custom calls that
+// Cholesky and triangular solve as WGSL kernels of the WebGPU backend, in f32 and c64
+// (WGSL has no f64: f64, c128 and f16 matrices run on the host), the LAPACK custom calls that
 // are the same computations (?potrf, ?trsm), and LU, QR and Q as jaxlib's ?getrf,
 // ?geqrf, ?orgqr, ?ormqr and lu_pivots_to_permutation calls (their section below), the
 // symmetric eigenproblem ?syevd (eigh_wgsl.ts), the Householder reductions ?gehrd and
 // ?sytrd (householder_wgsl.ts), the tridiagonal solve ?gtsv and gtsv2
 // (tridiagonal_wgsl.ts), the SVDs (svd_wgsl.ts) and the nonsymmetric eigenproblem ?gees,
 // ?geev (nonsymmetric_wgsl.ts); one table of custom-call targets
-// (LAPACK_KERNELS). ?potrf, ?trsm, ?getrf, ?geqrf, ?orgqr/?ungqr, ?ormqr/?unmqr and
-// ?syevd/?heevd take c64 too: each generator is written over a scalar Field
-// (matrix_kernel_wgsl.ts), so the complex kernel is the real one's sweep on (re, im)
-// pairs (?potrf predates the Field and flips signs in its own accessors). The interpreter is the
+// (LAPACK_KERNELS). XLA's Cholesky and TriangularSolve, ?potrf, ?trsm, ?getrf, ?geqrf,
+// ?orgqr/?ungqr, ?ormqr/?unmqr, ?syevd/?heevd, the SVDs, ?gehrd and ?gtsv take c64 too
+// (?gees, ?geev and ?hetrd not yet: they run on the host, saying so): each generator
+// is written over a scalar Field (matrix_kernel_wgsl.ts), so the complex kernel is the
+// real one's sweep on (re, im) pairs. The interpreter is the
 // specification (interpreter/kernels/linalg.ts): its Cholesky computes in doubles and
-// rounds once, its triangular solve runs XLA's expansion in f32; the GPU computes in f32
+// rounds once, its triangular solve runs XLA's expansion in f32 (c64); the GPU computes in f32
 // by the textbook column sweep and substitution, within the bounds docs/numerics.md
 // states (choleskyBackwardBound, triangularSolveBackwardBound).
 //
@@ -27,7 +27,8 @@
 //   i % size's throughout. For column j, row j's invocation computes the pivot
 //   d = a_jj - Σ_{k<j} l_jk² into workgroup memory; every invocation reads it back as a
 //   uniform value (workgroupUniformLoad: a barrier too), and each row i > j gets
-//   l_ij = (a_ij - Σ_{k<j} l_ik·l_jk) / √d, the sums in order of k; a storage barrier
+//   l_ij = (a_ij - Σ_{k<j} l_ik·l_jk) / √d, the sums in order of k (c64: d = Re a_jj -
+//   Σ |l_jk|², l_ij = (a_ij - Σ l_ik·conj(l_jk)) / √d); a storage barrier
 //   (row j is read by all next). The factor stays in device memory, not workgroup
 //   memory: SwiftShader's pipeline compile grows with a workgroup array's length (the
 //   packed triangle took 3.2 s at n = 32, 11 s at n = 64, 20 s at n = 90, against
@@ -45,7 +46,8 @@
 // - Triangular solve: an invocation per right-hand side (a column of B on the left, a
 //   row of B on the right), substitution over the triangle in sequence. Every case is
 //   one triangular system M x = b: M = op(A) on the left; on the right, X op(A) = B is
-//   op(A)ᵀ Xᵀ = Bᵀ, so M = op(A)ᵀ; ADJOINT is TRANSPOSE on reals. M(i, k) is A[i][k] or
+//   op(A)ᵀ Xᵀ = Bᵀ, so M = op(A)ᵀ; ADJOINT is TRANSPOSE and conjugation (on reals the
+//   transpose alone). M(i, k) is A[i][k] or
 //   A[k][i], and M is lower when `lower` differs from "M is A transposed". Only A's named
 //   triangle is read; a unit diagonal is not read at all. x is written over the result
 //   as it is solved (each invocation owns its right-hand side's elements).
@@ -53,7 +55,7 @@
 import type { Instruction } from "../../ir/computation.js";
 import { parseAttributeDictionary } from "../../interpreter/attribute_dictionary.js";
 import { FfiCall, type FfiPlatform } from "../../interpreter/lapack/ffi.js";
-import { F32_SVD_TARGETS, LAPACK_TARGETS } from "../../interpreter/lapack/targets.js";
+import { LAPACK_TARGETS, SINGLE_PRECISION_SVD_TARGETS } from "../../interpreter/lapack/targets.js";
 import type { Opcode } from "../../ir/opcodes.js";
 import { ShapeError } from "../../types/errors.js";
 import { arrayShape, arrayLeaves, shapeToString, type ArrayShape, type Shape } from "../../types/shape.js";
@@ -110,9 +112,9 @@ export const complexTriangularSolveBackwardBound = (n: number): number => Math.S
 /** The pivot d > 0 (not NaN, not -0), on its bits: positive floats and +∞ are the i32s in (0, 0x7f800000]. */
 const POSITIVE_PIVOT = "fn xk_positive(d: f32) -> bool { let b = bitcast<i32>(d); return b > 0i && b <= 0x7f800000i; }";
 
-/** Why an operand of `op` of type t runs on the host, or undefined for f32. */
-function f32Only(op: string, t: string): Declined | undefined {
-  if (t === "f32") return undefined;
+/** Why an operand of `op` of type t runs on the host, or undefined for the kernels' f32 and c64. */
+function f32OrC64(op: string, t: string): Declined | undefined {
+  if (t === "f32" || t === "c64") return undefined;
   const why = t === "f64" || t === "c128" ? "WGSL has no f64" : "the WGSL kernel computes f32";
   return { declined: `webgpu ${op}: ${t} matrices run on the host (${why})` };
 }
@@ -121,60 +123,48 @@ function f32Only(op: string, t: string): Declined | undefined {
 type FactorResult = "xla" | "lapack";
 
 /**
- * The Cholesky kernel of a batch of n×n f32 matrices (shape `a`), over buffers (a,
+ * The Cholesky kernel of a batch of n×n f32 or c64 matrices (shape `a`), over buffers (a,
  * result) for XLA's op, (a, result, info) for ?potrf, and two parameter words: 1 (lower)
- * or 0 (upper), and n. A c64 batch (?potrf only: the complex ?potrf, A = L Lᴴ) is the
- * same sweep on (re, im) word pairs: the pivot is the real part of a_jj less Σ |l_jk|²,
- * each entry (a_ij - Σ l_ik·conj(l_jk)) / √d, the terms in the interpreter's order
- * (interpreter/lapack/factor.ts potrf); the upper triangle holds Lᴴ, so an entry read or
- * written there has its imaginary part's sign flipped (on bits: a sign flip is exact,
- * where a product by -1 might flush a subnormal).
+ * or 0 (upper), and n; written over the matrix's Field. A c64 batch (A = L Lᴴ) is the
+ * same sweep on (re, im) pairs: the pivot is the real part of a_jj less Σ |l_jk|², each
+ * entry (a_ij - Σ l_ik·conj(l_jk)) / √d, the terms in the interpreter's order
+ * (interpreter/lapack/factor.ts potrf, interpreter/kernels/linalg.ts choleskyLower).
+ * The upper triangle (Lᴴ) needs no conjugation: read as stored (L(i, k) at A[k][i]) it
+ * is the lower triangle of conj(A), itself Hermitian positive definite with the factor
+ * conj(L), and every step of the sweep commutes with conjugation, roundings included
+ * (each part's sum and product only changes sign); so the sweep leaves conj(L)'s
+ * entries where Lᴴ's belong.
  */
 function choleskyKernel(a: ArrayShape, result: FactorResult, limits: GpuLimits, maxPerDimension: number): WgslKernel {
+  const F = fieldOf(a);
+  const complex = F !== REAL;
   const dims = a.dimensions;
   const n = dims[dims.length - 1]!;
   const batch = product(dims.slice(0, -2));
   const size = matrixWorkgroupSize(n, limits);
   const workgroups = grid(batch, maxPerDimension);
   const lapack = result === "lapack";
-  const complex = a.elementType === "c64";
   // The parameter words follow the buffers' offsets and the zero after them.
   const lowerWord = `args[${lapack ? 4 : 3}]`, nWord = `args[${lapack ? 5 : 4}]`;
-  // Element e = (row, col) of the result: L's entry in the named triangle; outside it 0
-  // (XLA) or the input's (LAPACK); after a failure all NaN (XLA), or the input in the
-  // columns not factored (LAPACK: they still hold it). In the triangle, (i, k) is e.
-  const store = complex
-    ? ["    if (i < k) { mem[r + 2u * e] = mem[a + 2u * e]; mem[r + 2u * e + 1u] = mem[a + 2u * e + 1u]; }"]
-    : lapack
-      ? ["    var v = mem[a + e];", "    if (i >= k) { v = bitcast<u32>(xk_get(i, k)); }", "    mem[r + e] = v;"]
-      : ["    var v = 0u;", "    if (i >= k) { v = bitcast<u32>(xk_get(i, k)); }", "    if (failed != 0u) { v = 0x7fc00000u; }", "    mem[r + e] = v;"];
-  // An element's words: 1, or 2 for c64 (re, im).
-  const w = complex ? "2u * " : "";
-  const access = complex
-    ? [
-      "var<private> xk_flip: u32;",
-      "fn xk_get(i: u32, k: u32) -> vec2<f32> { let p = xk_r + 2u * xk_at(i, k); return vec2<f32>(bitcast<f32>(mem[p]), bitcast<f32>(mem[p + 1u] ^ xk_flip)); }",
-      "fn xk_set(i: u32, k: u32, v: vec2<f32>) { let p = xk_r + 2u * xk_at(i, k); mem[p] = bitcast<u32>(v.x); mem[p + 1u] = bitcast<u32>(v.y) ^ xk_flip; }",
-      "var<workgroup> xk_pivot: f32;",
-    ]
-    : [
-      "fn xk_get(i: u32, k: u32) -> f32 { return bitcast<f32>(mem[xk_r + xk_at(i, k)]); }",
-      "fn xk_set(i: u32, k: u32, v: f32) { mem[xk_r + xk_at(i, k)] = bitcast<u32>(v); }",
-      "var<workgroup> xk_pivot: f32;",
-    ];
-  const pivot = complex
-    ? ["      var d = xk_get(j, j).x;", "      for (var k = 0u; k < j; k = k + 1u) { let l = xk_get(j, k); d = d - (l.x * l.x + l.y * l.y); }"]
-    : ["      var d = xk_get(j, j);", "      for (var k = 0u; k < j; k = k + 1u) { let l = xk_get(j, k); d = d - l * l; }"];
-  const update = complex
-    ? "        for (var k = 0u; k < j; k = k + 1u) { let p = xk_get(i, k); let q = xk_get(j, k); s = s - vec2<f32>(p.x * q.x + p.y * q.y, p.y * q.x - p.x * q.y); }"
-    : "        for (var k = 0u; k < j; k = k + 1u) { s = s - xk_get(i, k) * xk_get(j, k); }";
+  // Element e = (row, col) of the result: L's entry in the named triangle, already in
+  // place; outside it the input's (LAPACK) or 0 (XLA); after a failure all NaN (XLA), or
+  // the input in the columns not factored (LAPACK: they still hold it). In the triangle,
+  // (i, k) is e.
+  const nan = (complex ? ["", " + 1u"] : [""]).map((w) => `mem[${F.at("r", "e")}${w}] = 0x7fc00000u;`).join(" ");
+  // The diagonal: real; XLA's upper factor Lᴴ has its imaginary parts -0, the conjugate's (the interpreter's transpose of L conjugates), LAPACK's +0.
+  const diagonal = complex && !lapack ? `select(${F.real("root")}, ${F.conj(F.real("root"))}, ${lowerWord} == 0u)` : F.real("root");
+  const store = lapack
+    ? [`    if (i < k) { ${F.copy(F.at("r", "e"), F.at("a", "e"))} }`]
+    : [`    if (failed != 0u) { ${nan} } else if (i < k) { ${F.store(F.at("r", "e"), F.real("0.0"))} }`];
   const source = [
-    ...header, "var<private> xk_n: u32;", "var<private> xk_r: u32;",
+    ...header, ...F.functions, "var<private> xk_n: u32;", "var<private> xk_r: u32;",
     // L(i, k), k <= i: where it is in a matrix laid out as A (row-major; upper: transposed).
     `fn xk_at(i: u32, k: u32) -> u32 { return select(k * xk_n + i, i * xk_n + k, ${lowerWord} != 0u); }`,
     POSITIVE_PIVOT,
     // The factor is built in the result's own triangle; the pivot is in workgroup memory.
-    ...access,
+    `fn xk_l(i: u32, k: u32) -> ${F.scalar} { return ${F.load(F.at("xk_r", "xk_at(i, k)"))}; }`,
+    `fn xk_set_l(i: u32, k: u32, v: ${F.scalar}) { ${F.store(F.at("xk_r", "xk_at(i, k)"), "v")} }`,
+    "var<workgroup> xk_pivot: f32;",
     `@compute @workgroup_size(${size})`,
     "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {",
     `  let m = wid.x + wid.y * ${u(workgroups[0])};`,
@@ -182,21 +172,20 @@ function choleskyKernel(a: ArrayShape, result: FactorResult, limits: GpuLimits, 
     `  if (m >= ${u(batch)}) { return; }`,
     `  let n = ${nWord};`,
     "  xk_n = n;",
-    ...(complex ? [`  xk_flip = select(0x80000000u, 0u, ${lowerWord} != 0u);`] : []),
-    `  let a = (args[0] >> 2u) + ${w}m * n * n;`,
-    `  let r = (args[1] >> 2u) + ${w}m * n * n;`,
+    `  let a = (args[0] >> 2u) + ${F.scaled("m * n * n")};`,
+    `  let r = (args[1] >> 2u) + ${F.scaled("m * n * n")};`,
     "  xk_r = r;",
     `  for (var i = lid.x; i < n; i = i + ${u(size)}) {`,
-    complex
-      ? "    for (var k = 0u; k <= i; k = k + 1u) { let p = 2u * xk_at(i, k); mem[r + p] = mem[a + p]; mem[r + p + 1u] = mem[a + p + 1u]; }"
-      : "    for (var k = 0u; k <= i; k = k + 1u) { xk_set(i, k, bitcast<f32>(mem[a + xk_at(i, k)])); }",
+    `    for (var k = 0u; k <= i; k = k + 1u) { ${F.copy(F.at("r", "xk_at(i, k)"), F.at("a", "xk_at(i, k)"))} }`,
     "  }",
     // 1 + the first column whose pivot is not > 0, or 0.
     "  var failed = 0u;",
     // Row i is invocation i % size's throughout: it loads it, computes its pivot and its entries.
     "  for (var j = 0u; j < n; j = j + 1u) {",
     `    if (lid.x == j % ${u(size)}) {`,
-    ...pivot,
+    `      let ajj = xk_l(j, j);`,
+    `      var d = ${F.re("ajj")};`,
+    `      for (var k = 0u; k < j; k = k + 1u) { let l = xk_l(j, k); d = d - (${F.abs2("l")}); }`,
     "      xk_pivot = d;",
     "    }",
     // A barrier, and the pivot as a uniform value: a failure leaves the sweep for every invocation at once.
@@ -204,11 +193,11 @@ function choleskyKernel(a: ArrayShape, result: FactorResult, limits: GpuLimits, 
     "    if (!xk_positive(d)) { failed = j + 1u; break; }",
     "    let root = sqrt(d);",
     `    for (var i = lid.x; i < n; i = i + ${u(size)}) {`,
-    `      if (i == j) { xk_set(j, j, ${complex ? "vec2<f32>(root, 0.0)" : "root"}); }`,
+    `      if (i == j) { xk_set_l(j, j, ${diagonal}); }`,
     "      if (i > j) {",
-    "        var s = xk_get(i, j);",
-    update,
-    "        xk_set(i, j, s / root);",
+    "        var s = xk_l(i, j);",
+    `        for (var k = 0u; k < j; k = k + 1u) { s = s - ${F.conjMul("xk_l(j, k)", "xk_l(i, k)")}; }`,
+    "        xk_set_l(i, j, s / root);",
     "      }",
     "    }",
     // Row j's entries, which every invocation reads next, are in device memory.
@@ -232,22 +221,22 @@ function choleskyKernel(a: ArrayShape, result: FactorResult, limits: GpuLimits, 
   };
 }
 
-/** The kernel of XLA's Cholesky `inst` (f32, any batch), or why the host runs it. */
+/** The kernel of XLA's Cholesky `inst` (f32 or c64, any batch), or why the host runs it. */
 export function choleskyKernelWgsl(inst: Instruction<"cholesky">, limits: GpuLimits, maxPerDimension: number): ParameterizedKernel | Declined {
   const a = inst.operands[0]!.shape as ArrayShape;
-  const notF32 = f32Only("cholesky", a.elementType);
-  if (notF32 !== undefined) return notF32;
+  const host = f32OrC64("cholesky", a.elementType);
+  if (host !== undefined) return host;
   if (tooLarge([a])) return { declined: "webgpu cholesky: an operand of 2 GiB or more" };
   return { kernel: choleskyKernel(a, "xla", limits, maxPerDimension), parameters: [inst.attrs.lower ? 1 : 0, a.dimensions.at(-1)!] };
 }
 
-/** The flag bits of a triangular solve's parameter word (CONJUGATE_A: complex ?trsm's trans_x = C). */
+/** The flag bits of a triangular solve's parameter word (CONJUGATE_A: complex ?trsm's trans_x = C, XLA's ADJOINT; unread on reals). */
 const LEFT_SIDE = 1, LOWER = 2, TRANSPOSE_A = 4, UNIT_DIAGONAL = 8, CONJUGATE_A = 16;
 
 /**
- * The triangular-solve kernel of a batch of systems (f32, B of `b`), over
+ * The triangular-solve kernel of a batch of systems (f32 or c64, B of `b`), over
  * buffers (a, b, result) and five parameter words: the flags (LEFT_SIDE | LOWER |
- * TRANSPOSE_A | UNIT_DIAGONAL), n, B's rows and columns, and the batch count. Only the
+ * TRANSPOSE_A | UNIT_DIAGONAL | CONJUGATE_A), n, B's rows and columns, and the batch count. Only the
  * dispatch is in the source (whole workgroups, enough for the side with more right-hand
  * sides): systems of any shape that dispatch alike share a pipeline.
  */
@@ -310,14 +299,14 @@ function triangularSolveParameters(a: ArrayShape, b: ArrayShape, flags: number):
   return [flags, a.dimensions[rank - 1]!, b.dimensions[rank - 2]!, b.dimensions[rank - 1]!, product(b.dimensions.slice(0, -2))];
 }
 
-/** The kernel of XLA's TriangularSolve `inst` (f32, any batch), or why the host runs it. */
+/** The kernel of XLA's TriangularSolve `inst` (f32 or c64, any batch; ADJOINT conjugates op(A), on reals a transpose alone), or why the host runs it. */
 export function triangularSolveKernelWgsl(inst: Instruction<"triangularSolve">, maxPerDimension: number): ParameterizedKernel | Declined {
   const [a, b] = inst.operands.map((o) => o.shape as ArrayShape) as [ArrayShape, ArrayShape];
-  const notF32 = f32Only("triangular-solve", a.elementType);
-  if (notF32 !== undefined) return notF32;
+  const host = f32OrC64("triangular-solve", a.elementType);
+  if (host !== undefined) return host;
   if (tooLarge([a, b])) return { declined: "webgpu triangular-solve: an operand of 2 GiB or more" };
   const { leftSide, lower, unitDiagonal, transposeA } = inst.attrs;
-  const flags = (leftSide ? LEFT_SIDE : 0) | (lower ? LOWER : 0) | (transposeA !== "NO_TRANSPOSE" ? TRANSPOSE_A : 0) | (unitDiagonal ? UNIT_DIAGONAL : 0);
+  const flags = (leftSide ? LEFT_SIDE : 0) | (lower ? LOWER : 0) | (transposeA !== "NO_TRANSPOSE" ? TRANSPOSE_A : 0) | (unitDiagonal ? UNIT_DIAGONAL : 0) | (transposeA === "ADJOINT" ? CONJUGATE_A : 0);
   return { kernel: triangularSolveKernel(b, maxPerDimension), parameters: triangularSolveParameters(a, b, flags) };
 }
 
@@ -721,13 +710,15 @@ const LAPACK_KERNELS: ReadonlyMap<string, LapackEntry> = new Map<string, LapackE
   ["lapack_strsm_ffi", { platform: "cpu", operands: ["f32"], rank: 2, kernel: trsm }],
   ["lapack_ctrsm_ffi", { platform: "cpu", operands: ["c64"], rank: 2, kernel: trsm }],
   ["lapack_sgehrd_ffi", { platform: "cpu", operands: ["f32"], rank: 2, kernel: gehrd }],
+  ["lapack_cgehrd_ffi", { platform: "cpu", operands: ["c64"], rank: 2, kernel: gehrd }],
   ["lapack_sgtsv_ffi", { platform: "cpu", operands: ["f32"], rank: 1, kernel: gtsv }],
+  ["lapack_cgtsv_ffi", { platform: "cpu", operands: ["c64"], rank: 1, kernel: gtsv }],
   ["lapack_sgees_ffi", { platform: "cpu", operands: ["f32"], rank: 2, kernel: gees }],
   ["lapack_sgeev_ffi", { platform: "cpu", operands: ["f32"], rank: 2, kernel: geev }],
   ["cusolver_geev_ffi", { platform: "gpu", operands: ["f32"], rank: 2, kernel: gpuGeev }],
   ...["cu", "hip"].map((prefix) => [`${prefix}hybrid_eig_real`, { platform: "gpu", operands: ["f32"], rank: 2, kernel: geev }] as const),
-  ...["cu", "hip"].map((prefix) => [`${prefix}sparse_gtsv2_ffi`, { platform: "gpu", operands: ["f32"], rank: 1, kernel: gtsv }] as const),
-  ...F32_SVD_TARGETS.map(([target, form]) => [target, { platform: target.startsWith("lapack_") ? "cpu" : "gpu", operands: ["f32"], rank: 2, kernel: svdOfForm(form) }] as const),
+  ...["cu", "hip"].map((prefix) => [`${prefix}sparse_gtsv2_ffi`, { platform: "gpu", operands: ["f32", "c64"], rank: 1, kernel: gtsv }] as const),
+  ...SINGLE_PRECISION_SVD_TARGETS.map(([target, form, operands]) => [target, { platform: target.startsWith("lapack_") ? "cpu" : "gpu", operands, rank: 2, kernel: svdOfForm(form) }] as const),
   ["Qr", { platform: "gpu", operands: ["f32", "c64"], rank: 2, kernel: geqrf }],
   ["ProductOfElementaryHouseholderReflectors", { platform: "gpu", operands: ["f32", "c64"], rank: 2, kernel: orgqr }],
   ...["cu", "hip"].map((prefix) => [`${prefix}_lu_pivots_to_permutation`, { platform: "gpu", operands: ["s32"], rank: 1, kernel: pivotsToPermutation }] as const),

@@ -5,8 +5,8 @@
 // step's parameter words (and a work buffer where the results have no room), the
 // rounding bound γ_k, and the WGSL helpers they declare (an f32 word, its magnitude bits,
 // a sum over the workgroup, slarfg's and clarfg's reflector, the one-sided Jacobi
-// sweeps), and the scalar Field (f32 or c64) that LU, triangular solve, QR, Q, Q applied
-// and eigh are written over.
+// sweeps), and the scalar Field (f32 or c64) that Cholesky, LU, triangular solve, QR, Q,
+// Q applied, eigh, the SVD, ?gehrd and ?gtsv are written over.
 
 import type { FfiCall } from "../../interpreter/lapack/ffi.js";
 import { shapeToString, type ArrayShape } from "../../types/shape.js";
@@ -105,6 +105,9 @@ export interface Field {
   div(a: string, b: string): string;
   isZero(a: string): string;
   real(r: string): string;
+  /** a's real part, and |a|² (re² + im², in that order), as f32 (a: a name, read more than once). */
+  re(a: string): string;
+  abs2(a: string): string;
   /** The pivot search's key of the element at word address p: magnitude bits (f32), |re| + |im|'s bits (c64); a NaN above every number. */
   key(p: string): string;
   /** The statement that copies the element at word address src to dst, on words (bit for bit). */
@@ -126,6 +129,8 @@ export const REAL: Field = {
   div: (a, b) => `${a} / ${b}`,
   isZero: (a) => `xk_zero(${a})`,
   real: (r) => r,
+  re: (a) => a,
+  abs2: (a) => `${a} * ${a}`,
   key: (p) => `xk_magnitude(mem[${p}])`,
   copy: (dst, src) => `mem[${dst}] = mem[${src}];`,
   functions: [GET, IS_ZERO, MAGNITUDE],
@@ -144,6 +149,8 @@ export const COMPLEX: Field = {
   div: (a, b) => `xk_cdiv(${a}, ${b})`,
   isZero: (a) => `xk_czero(${a})`,
   real: (r) => `vec2<f32>(${r}, 0.0)`,
+  re: (a) => `${a}.x`,
+  abs2: (a) => `${a}.x * ${a}.x + ${a}.y * ${a}.y`,
   key: (p) => `xk_cabs1(${p})`,
   copy: (dst, src) => `mem[${dst}] = mem[${src}]; mem[${dst} + 1u] = mem[${src} + 1u];`,
   functions: [

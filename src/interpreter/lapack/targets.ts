@@ -533,13 +533,15 @@ const GPU_SVD_FORMS: readonly (readonly [string, SvdFormOf, readonly ("cu" | "hi
 ];
 
 /**
- * The SVD targets that take f32 matrices, by full name, with their form: jaxlib's CPU
- * lapack_sgesdd_ffi and lapack_sgesvd_ffi, and the GPU ones (whose names carry no type).
- * The one list the registry's and the WebGPU kernel's (svd_wgsl.ts) targets come from.
+ * The SVD targets that take single-precision matrices, f32 or c64, by full name, with
+ * their form and those types: jaxlib's CPU lapack_sgesdd_ffi and lapack_sgesvd_ffi
+ * (f32), lapack_cgesdd_ffi and lapack_cgesvd_ffi (c64), and the GPU ones (whose names
+ * carry no type: both). The WebGPU kernel's (svd_wgsl.ts) targets, with the forms the
+ * registry reads.
  */
-export const F32_SVD_TARGETS: readonly (readonly [string, SvdFormOf])[] = [
-  ...["gesdd", "gesvd"].map((routine) => [`lapack_s${routine}_ffi`, lapackSvdForm] as const),
-  ...GPU_SVD_FORMS.flatMap(([name, form, prefixes]) => prefixes.map((prefix) => [`${prefix}${name}`, form] as const)),
+export const SINGLE_PRECISION_SVD_TARGETS: readonly (readonly [string, SvdFormOf, readonly ("f32" | "c64")[]])[] = [
+  ...["gesdd", "gesvd"].flatMap((routine) => [[`lapack_s${routine}_ffi`, lapackSvdForm, ["f32"]], [`lapack_c${routine}_ffi`, lapackSvdForm, ["c64"]]] as const),
+  ...GPU_SVD_FORMS.flatMap(([name, form, prefixes]) => prefixes.map((prefix) => [`${prefix}${name}`, form, ["f32", "c64"]] as const)),
 ];
 
 /**

@@ -1,10 +1,12 @@
-// The complex (c64) LU, triangular solve, Householder QR, its Q and Q applied on the
-// WebGPU backend (webgpu/linalg_wgsl.ts over matrix_kernel_wgsl.ts's COMPLEX field:
-// jaxlib's lapack_cgetrf_ffi, lapack_ctrsm_ffi, lapack_cgeqrf_ffi, lapack_cungqr_ffi,
-// lapack_cunmqr_ffi and the cuSOLVER/hipSOLVER forms on c64): against the interpreter
+// The complex (c64) LU, triangular solve, Householder QR, its Q, Q applied and the
+// Hessenberg reduction on the WebGPU backend (webgpu/linalg_wgsl.ts and
+// householder_wgsl.ts over matrix_kernel_wgsl.ts's COMPLEX field: jaxlib's
+// lapack_cgetrf_ffi, lapack_ctrsm_ffi, lapack_cgeqrf_ffi, lapack_cungqr_ffi,
+// lapack_cunmqr_ffi, lapack_cgehrd_ffi, the cuSOLVER/hipSOLVER forms on c64, and XLA's
+// TriangularSolve op on c64): against the interpreter
 // (the specification) and within the stated backward bounds checked in float64
 // (docs/numerics.md: complexLuBackwardBound, complexTriangularSolveBackwardBound,
-// complexQrBackwardBound), moduli of complex entries. LU's matrices are built as Pᵀ·L·U
+// complexQrBackwardBound, complexReductionBackwardBound), moduli of complex entries. LU's matrices are built as Pᵀ·L·U
 // with |l| < 1/2 (so |re| + |im| < 1/√2 of the pivot's: every pivot is decided) and must
 // give the interpreter's pivots; a column where |re| + |im| and |z| rank rows apart, and
 // one of ties, check LAPACK's icamax rule. Sizes and flags are step parameters: one
@@ -13,29 +15,19 @@
 import { after, test } from "node:test";
 import assert from "node:assert/strict";
 import { webgpuSkip } from "./gpu_available.js";
-import { randoms, runOnGpu } from "./linalg_support.js";
+import { COMPLEXES, ONE, ZERO, abs, add, c, checkLu, conj, decidedLu, div, f32, mul, randoms, runOnGpu, sub, type C } from "./linalg_support.js";
 import { releaseGpu } from "../../../src/compiler/webgpu/adapter.js";
 import { planGpuProgram } from "../../../src/compiler/webgpu/program.js";
 import { dumpGpuProgram } from "../../../src/compiler/webgpu/executable.js";
-import { complexLuBackwardBound, complexQrBackwardBound, complexTriangularSolveBackwardBound } from "../../../src/compiler/webgpu/linalg_wgsl.js";
+import { complexQrBackwardBound, complexTriangularSolveBackwardBound } from "../../../src/compiler/webgpu/linalg_wgsl.js";
+import { complexReductionBackwardBound } from "../../../src/compiler/webgpu/householder_wgsl.js";
 import { parseStableHlo } from "../../../src/index.js";
 import { Literal } from "../../../src/types/literal.js";
 
 const skip = webgpuSkip;
 after(() => releaseGpu());
 
-interface C { readonly re: number; readonly im: number }
-const c = (re: number, im = 0): C => ({ re, im });
-const add = (a: C, b: C): C => c(a.re + b.re, a.im + b.im);
-const sub = (a: C, b: C): C => c(a.re - b.re, a.im - b.im);
-const mul = (a: C, b: C): C => c(a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re);
-const conj = (a: C): C => c(a.re, -a.im);
-const abs = (a: C): number => Math.hypot(a.re, a.im);
-const div = (a: C, b: C): C => { const d = b.re * b.re + b.im * b.im; return c((a.re * b.re + a.im * b.im) / d, (a.im * b.re - a.re * b.im) / d); };
-const f32 = (a: C): C => c(Math.fround(a.re), Math.fround(a.im));
-const ZERO = c(0), ONE = c(1);
-
-const tensor = (dims: readonly number[], t = "complex<f32>"): string => `tensor<${dims.join("x")}x${t}>`;
+const tensor = (dims: readonly number[], t = "complex<f32>"): string => `tensor<${dims.length === 0 ? "" : `${dims.join("x")}x`}${t}>`;
 const complexes = (count: number, seed: number, scale = 1): C[] => {
   const r = randoms(seed);
   return Array.from({ length: count }, () => f32(c(scale * r(), scale * r())));
@@ -47,52 +39,6 @@ function fromInterpreter(got: readonly C[], want: readonly C[]): number {
 }
 
 // ---- LU
-
-/** m×n matrices Pᵀ·L·U: L unit lower with |l| < 1/2, U upper with |u_ii| in [1, 2), P random; f32-rounded. */
-function decidedLu(batch: number, m: number, n: number, seed: number): C[] {
-  const r = randoms(seed), k = Math.min(m, n), out: C[] = [];
-  const inDisk = (radius: number): C => { const t = Math.PI * r(), s = radius * Math.abs(r()); return c(s * Math.cos(t), s * Math.sin(t)); };
-  for (let b = 0; b < batch; b++) {
-    const l = Array.from({ length: m * k }, (_, e) => { const i = Math.floor(e / k), j = e % k; return i === j ? ONE : i > j ? inDisk(0.5) : ZERO; });
-    const u = Array.from({ length: k * n }, (_, e) => {
-      const i = Math.floor(e / n), j = e % n, t = Math.PI * r();
-      return i === j ? c((1 + Math.abs(r())) * Math.cos(t), (1 + Math.abs(r())) * Math.sin(t)) : j > i ? c(r(), r()) : ZERO;
-    });
-    const perm = Array.from({ length: m }, (_, i) => i);
-    for (let i = m - 1; i > 0; i--) { const j = Math.floor(((r() + 1) / 2) * (i + 1)); [perm[i], perm[j]] = [perm[j]!, perm[i]!]; }
-    const a = new Array<C>(m * n).fill(ZERO);
-    for (let i = 0; i < m; i++) for (let j = 0; j < n; j++) {
-      let s = ZERO;
-      for (let q = 0; q < k; q++) s = add(s, mul(l[i * k + q]!, u[q * n + j]!));
-      a[perm[i]! * n + j] = f32(s);
-    }
-    out.push(...a);
-  }
-  return out;
-}
-
-/** |PA - L̂Û| ≤ β|L̂||Û| in float64 (moduli), P from the GPU's pivots, and |l| ≤ √2 (pivots chosen by |re| + |im|). Returns the worst error as a share of the bound. */
-function checkLu(a: readonly C[], lu: readonly C[], ipiv: readonly number[], batch: number, m: number, n: number, what: string): number {
-  const k = Math.min(m, n), beta = complexLuBackwardBound(k);
-  let worst = 0;
-  for (let b = 0; b < batch; b++) {
-    const rows = Array.from({ length: m }, (_, i) => a.slice(b * m * n + i * n, b * m * n + (i + 1) * n));
-    for (let j = 0; j < k; j++) { const p = ipiv[b * k + j]! - 1; [rows[j], rows[p]] = [rows[p]!, rows[j]!]; }
-    const L = (i: number, q: number): C => (i === q ? ONE : i > q ? lu[b * m * n + i * n + q]! : ZERO);
-    const U = (q: number, j: number): C => (q <= j ? lu[b * m * n + q * n + j]! : ZERO);
-    for (let i = 0; i < m; i++) {
-      for (let q = 0; q < Math.min(i, k); q++) assert.ok(abs(L(i, q)) <= Math.SQRT2 * (1 + 2 ** -20), `${what}: matrix ${b}: |l(${i}, ${q})| = ${abs(L(i, q))} > √2`);
-      for (let j = 0; j < n; j++) {
-        let s = ZERO, size = 0;
-        for (let q = 0; q < k; q++) { s = add(s, mul(L(i, q), U(q, j))); size += abs(L(i, q)) * abs(U(q, j)); }
-        const err = abs(sub(rows[i]![j]!, s)), bound = beta * size + 4 * k * 2 ** -52 * (size + abs(rows[i]![j]!));
-        assert.ok(err <= bound, `${what}: matrix ${b}: |PA - LU| at (${i}, ${j}) = ${err} > ${bound}`);
-        worst = Math.max(worst, err / bound);
-      }
-    }
-  }
-  return worst;
-}
 
 test("c64 LU (lapack_cgetrf_ffi, cusolver_getrf_ffi, hipsolver_getrf_ffi): the interpreter's pivots (|re| + |im|, ties to the first row) and info, factors near its and within complexLuBackwardBound", { skip }, async () => {
   const cases = [
@@ -121,7 +67,7 @@ ${calls.map((x) => x.text).join("\n")}
 }`).entry;
   const values = [...cases.map(({ dims, decided }, p) => {
     const [batch, m, n] = dims as [number, number, number];
-    return decided ? decidedLu(batch, m, n, 500 + p) : complexes(batch * m * n, 600 + p);
+    return decided ? decidedLu(COMPLEXES, batch, m, n, 500 + p) : complexes(batch * m * n, 600 + p);
   }), rule];
   const { got, want, dump } = await runOnGpu<C | number>(program, values.map((v, p) => Literal.fromValues("c64", params[p]!, v as never)));
   assert.match(dump, /\?getrf of 2 c64 matrix\(es\)/);
@@ -132,7 +78,7 @@ ${calls.map((x) => x.text).join("\n")}
     const what = `cgetrf ${dims.join("x")}${p === 5 ? " (random)" : p === 6 ? " (the pivot rule)" : ""}`;
     const [lu, ipiv, info] = [got[3 * p] as C[], got[3 * p + 1] as number[], got[3 * p + 2] as number[]];
     if (p < 6) {
-      const worst = checkLu(values[p]!, lu, ipiv, batch, m, n, what);
+      const worst = checkLu(COMPLEXES, values[p]!, lu, ipiv, batch, m, n, what);
       assert.deepEqual(info, new Array<number>(batch).fill(0), what);
       console.log(`${what}: worst |PA - LU| ${(100 * worst).toFixed(2)}% of its bound`);
     }
@@ -163,14 +109,20 @@ function triangular(batch: number, n: number, lower: boolean, unit: boolean, see
   });
 }
 
-test("c64 ?trsm (lapack_ctrsm_ffi), all 24 side/uplo/trans (N, T, C)/diag forms in one pipeline: residual within complexTriangularSolveBackwardBound, near the interpreter", { skip }, async () => {
+test("c64 ?trsm (lapack_ctrsm_ffi) and XLA's TriangularSolve on c64, all 24 side/uplo/trans (N, T, C: NO_TRANSPOSE, TRANSPOSE, ADJOINT)/diag forms each, in one pipeline: residual within complexTriangularSolveBackwardBound, near the interpreter", { skip }, async () => {
   const batch = 2, n = 6, other = 3;
   const bDims = (f: TrsmFlags): number[] => (f.left ? [batch, n, other] : [batch, other, n]);
   const code = (x: string): number => x.charCodeAt(0);
-  const lines = ALL_FLAGS.map((f, k) => `  %${k} = stablehlo.custom_call @lapack_ctrsm_ffi(%a${k}, %b${k}) {mhlo.backend_config = {diag = ${code(f.unit ? "U" : "N")} : ui8, side = ${code(f.left ? "L" : "R")} : ui8, trans_x = ${code(f.trans)} : ui8, uplo = ${code(f.lower ? "L" : "U")} : ui8}} : (${tensor([batch, n, n])}, ${tensor(bDims(f))}) -> ${tensor(bDims(f))}`);
-  const program = parseStableHlo(`func.func @main(${ALL_FLAGS.map((f, k) => `%a${k}: ${tensor([batch, n, n])}, %b${k}: ${tensor(bDims(f))}`).join(", ")}) -> (${ALL_FLAGS.map((f) => tensor(bDims(f))).join(", ")}) {
+  const transposeA = { N: "NO_TRANSPOSE", T: "TRANSPOSE", C: "ADJOINT" } as const;
+  const signature = (f: TrsmFlags): string => `(${tensor([batch, n, n])}, ${tensor(bDims(f))}) -> ${tensor(bDims(f))}`;
+  const lines = [
+    ...ALL_FLAGS.map((f, k) => `  %${k} = stablehlo.custom_call @lapack_ctrsm_ffi(%a${k}, %b${k}) {mhlo.backend_config = {diag = ${code(f.unit ? "U" : "N")} : ui8, side = ${code(f.left ? "L" : "R")} : ui8, trans_x = ${code(f.trans)} : ui8, uplo = ${code(f.lower ? "L" : "U")} : ui8}} : ${signature(f)}`),
+    ...ALL_FLAGS.map((f, k) => `  %${ALL_FLAGS.length + k} = "stablehlo.triangular_solve"(%a${k}, %b${k}) {left_side = ${f.left}, lower = ${f.lower}, unit_diagonal = ${f.unit}, transpose_a = #stablehlo<transpose ${transposeA[f.trans]}>} : ${signature(f)}`),
+  ];
+  const forms = [...ALL_FLAGS, ...ALL_FLAGS];
+  const program = parseStableHlo(`func.func @main(${ALL_FLAGS.map((f, k) => `%a${k}: ${tensor([batch, n, n])}, %b${k}: ${tensor(bDims(f))}`).join(", ")}) -> (${forms.map((f) => tensor(bDims(f))).join(", ")}) {
 ${lines.join("\n")}
-  return ${ALL_FLAGS.map((_, k) => `%${k}`).join(", ")} : ${ALL_FLAGS.map((f) => tensor(bDims(f))).join(", ")}
+  return ${forms.map((_, k) => `%${k}`).join(", ")} : ${forms.map((f) => tensor(bDims(f))).join(", ")}
 }`).entry;
   const as = ALL_FLAGS.map((f, k) => triangular(batch, n, f.lower, f.unit, 700 + k));
   const bs = ALL_FLAGS.map((_, k) => complexes(batch * n * other, 800 + k));
@@ -179,8 +131,11 @@ ${lines.join("\n")}
   assert.equal(new Set([...dump.matchAll(/WGSL kernel (\d+)/g)].map((x) => x[1])).size, 1, "one pipeline: the flags are parameters");
   const beta = complexTriangularSolveBackwardBound(n);
   let worst = 0, worstInterpreter = 0;
-  ALL_FLAGS.forEach((f, k) => {
-    const what = `ctrsm side ${f.left ? "L" : "R"} uplo ${f.lower ? "L" : "U"} trans ${f.trans} diag ${f.unit ? "U" : "N"}`;
+  forms.forEach((f, r) => {
+    const k = r % ALL_FLAGS.length;
+    const what = r < ALL_FLAGS.length
+      ? `ctrsm side ${f.left ? "L" : "R"} uplo ${f.lower ? "L" : "U"} trans ${f.trans} diag ${f.unit ? "U" : "N"}`
+      : `triangular_solve ${f.left ? "left" : "right"} ${f.lower ? "lower" : "upper"} ${transposeA[f.trans]}${f.unit ? " unit" : ""}`;
     for (let b = 0; b < batch; b++) {
       // op(A) as dense doubles (the unread triangle 0, a unit diagonal 1); the system is op(A) x = b on the left, op(A)ᵀ x = b on the right (X op(A) = B).
       const A = (i: number, j: number): C => {
@@ -193,18 +148,18 @@ ${lines.join("\n")}
         const at = (e: number): number => b * n * other + (f.left ? e * other + line : line * n + e);
         for (let i = 0; i < n; i++) {
           let s = ZERO, size = 0;
-          for (let j = 0; j < n; j++) { s = add(s, mul(M(i, j), got[k]![at(j)]!)); size += abs(M(i, j)) * abs(got[k]![at(j)]!); }
+          for (let j = 0; j < n; j++) { s = add(s, mul(M(i, j), got[r]![at(j)]!)); size += abs(M(i, j)) * abs(got[r]![at(j)]!); }
           const err = abs(sub(bs[k]![at(i)]!, s)), bound = beta * size + 4 * n * 2 ** -52 * (size + abs(bs[k]![at(i)]!));
           assert.ok(err <= bound, `${what}: matrix ${b} line ${line}: residual ${err} > ${bound} at ${i}`);
           worst = Math.max(worst, err / bound);
         }
       }
     }
-    const d = fromInterpreter(got[k]!, want[k]!);
+    const d = fromInterpreter(got[r]!, want[r]!);
     assert.ok(d <= 64 * n * 2 ** -24, `${what}: ${d} from the interpreter's`);
     worstInterpreter = Math.max(worstInterpreter, d);
   });
-  console.log(`ctrsm 6x6, 24 forms: worst residual ${(100 * worst).toFixed(2)}% of its bound, worst difference from the interpreter ${worstInterpreter.toExponential(2)} of max|x|`);
+  console.log(`ctrsm and c64 triangular_solve 6x6, 24 forms each: worst residual ${(100 * worst).toFixed(2)}% of its bound, worst difference from the interpreter ${worstInterpreter.toExponential(2)} of max|x|`);
 });
 
 // ---- QR
@@ -360,4 +315,62 @@ test("the plan (no GPU needed): c64 getrf, trsm, geqrf and ungqr are kernels; c6
     "custom call lapack_chetrd_ffi (c64[3,3]) -> (c64[3,3], f32[3], f32[2], c64[2], s32[]): the GPU has no complex kernel of this routine",
     "custom call lapack_zgetrf_ffi (c128[3,3]) -> (c128[3,3], s32[3], s32[]): WGSL has no f64 (f64 and c128 LAPACK calls run on the host)",
   ]);
+});
+
+// ---- the Hessenberg reduction
+
+test("c64 ?gehrd (lapack_cgehrd_ffi), the f32 kernel's generator over the Field: clarfg's reflectors (the sub-diagonal β real), A = Q H Qᴴ within complexReductionBackwardBound, the compact form near the interpreter's, a partial range's tau 0 outside it", { skip }, async () => {
+  const cases = [
+    { batch: [2], n: 6, range: [1, 6] }, { batch: [], n: 5, range: [2, 4] }, { batch: [1], n: 17, range: [1, 17] }, { batch: [2], n: 1, range: [1, 1] },
+  ] as const;
+  const types = (batch: readonly number[], n: number): string[] => [tensor([...batch, n, n]), tensor([...batch, Math.max(n - 1, 0)]), tensor(batch, "i32")];
+  const lines = cases.map(({ batch, n, range }, p) => `  %${p}:3 = stablehlo.custom_call @lapack_cgehrd_ffi(%a${p}) {mhlo.backend_config = {high = ${range[1]} : i32, low = ${range[0]} : i32}} : (${tensor([...batch, n, n])}) -> (${types(batch, n).join(", ")})`);
+  const results = cases.flatMap(({ batch, n }) => types(batch, n));
+  const program = parseStableHlo(`func.func @main(${cases.map(({ batch, n }, p) => `%a${p}: ${tensor([...batch, n, n])}`).join(", ")}) -> (${results.join(", ")}) {
+${lines.join("\n")}
+  return ${cases.flatMap((_, p) => [0, 1, 2].map((k) => `%${p}#${k}`)).join(", ")} : ${results.join(", ")}
+}`).entry;
+  const size = (batch: readonly number[]): number => batch.reduce((s, d) => s * d, 1);
+  const values = cases.map(({ batch, n }, p) => complexes(size(batch) * n * n, 1100 + p));
+  // The partial range (ilo 2, ihi 4 of 5): upper triangular outside it, as balancing leaves it.
+  values[1] = values[1]!.map((x, e) => { const i = Math.floor(e / 5), j = e % 5; return i > j && (j < 1 || i >= 4) ? ZERO : x; });
+  const { got, want, dump } = await runOnGpu<C | number>(program, cases.map(({ batch, n }, p) => Literal.fromValues("c64", [...batch, n, n], values[p] as never)));
+  assert.match(dump, /\?gehrd of 2 c64 matrix\(es\)/);
+  cases.forEach(({ batch, n, range: [ilo, ihi] }, p) => {
+    const [out, tau, info] = got.slice(3 * p, 3 * p + 3) as [C[], C[], number[]];
+    const what = `cgehrd ${[...batch, n, n].join("x")} ilo ${ilo} ihi ${ihi}`, m = Math.max(n - 1, 0), bound = complexReductionBackwardBound(n);
+    assert.deepEqual(info, new Array<number>(size(batch)).fill(0), `${what}: info`);
+    [out, tau].forEach((mine, k) => {
+      const theirs = want[3 * p + k] as C[], scale = Math.max(1, ...theirs.map(abs));
+      mine.forEach((v, e) => assert.ok(abs(sub(v, theirs[e]!)) <= 2 ** -12 * scale, `${what}: result ${k} element ${e}: ${JSON.stringify(v)}, the interpreter's ${JSON.stringify(theirs[e])}`));
+    });
+    let worst = 0;
+    for (let s = 0; s < size(batch); s++) {
+      const a = values[p]!.slice(s * n * n, (s + 1) * n * n), h = out.slice(s * n * n, (s + 1) * n * n), t = tau.slice(s * m, (s + 1) * m);
+      t.forEach((x, i) => { if (i < ilo - 1 || i >= ihi - 1) assert.deepEqual(x, ZERO, `${what}: tau ${i} outside the range`); });
+      // Q = H(ilo-1)···H(ihi-2), H(i) = I - tau_i v vᴴ, v = (0.., 1 at i+1, h(i+2..ihi-1, i)); R = h with the reflectors' entries cleared.
+      const q = Array.from({ length: n }, (_, i) => Array.from({ length: n }, (_, j) => (i === j ? ONE : ZERO)));
+      for (let i = ilo - 1; i < ihi - 1; i++) {
+        assert.equal(h[(i + 1) * n + i]!.im, 0, `${what}: β at (${i + 1}, ${i}) is real`);
+        const v = Array.from({ length: n }, (_, r) => (r === i + 1 ? ONE : r > i + 1 && r < ihi ? h[r * n + i]! : ZERO));
+        for (const row of q) {
+          const w = row.reduce((acc, x, j) => add(acc, mul(x, v[j]!)), ZERO);
+          const tw = mul(w, t[i]!);
+          for (let j = 0; j < n; j++) row[j] = sub(row[j]!, mul(tw, conj(v[j]!)));
+        }
+      }
+      const r = (i: number, j: number): C => (j >= ilo - 1 && j < ihi - 1 && i > j + 1 && i < ihi ? ZERO : h[i * n + j]!);
+      let err = 0, norm = 0;
+      for (let i = 0; i < n; i++) for (let j = 0; j < n; j++) {
+        let x = ZERO;
+        for (let k = 0; k < n; k++) for (let l = 0; l < n; l++) x = add(x, mul(mul(q[i]![k]!, r(k, l)), conj(q[j]![l]!)));
+        err += abs(sub(a[i * n + j]!, x)) ** 2;
+        norm += abs(a[i * n + j]!) ** 2;
+      }
+      const relative = norm === 0 ? 0 : Math.sqrt(err / norm);
+      assert.ok(relative <= bound, `${what}: matrix ${s}: ‖A - QHQᴴ‖/‖A‖ = ${relative} > ${bound}`);
+      worst = Math.max(worst, relative / bound);
+    }
+    console.log(`${what}: worst ‖A - QHQᴴ‖ ${(100 * worst).toFixed(3)}% of its bound`);
+  });
 });

@@ -17,11 +17,11 @@
 import { after, test } from "node:test";
 import assert from "node:assert/strict";
 import { webgpuSkip } from "./gpu_available.js";
-import { randoms, runOnGpu } from "./linalg_support.js";
+import { REALS, checkLu, decidedLu, randoms, runOnGpu } from "./linalg_support.js";
 import { releaseGpu } from "../../../src/compiler/webgpu/adapter.js";
 import { planGpuProgram } from "../../../src/compiler/webgpu/program.js";
 import { dumpGpuProgram } from "../../../src/compiler/webgpu/executable.js";
-import { luBackwardBound, qrBackwardBound } from "../../../src/compiler/webgpu/linalg_wgsl.js";
+import { qrBackwardBound } from "../../../src/compiler/webgpu/linalg_wgsl.js";
 import { parseStableHlo } from "../../../src/index.js";
 import { Literal } from "../../../src/types/literal.js";
 
@@ -34,53 +34,6 @@ after(() => releaseGpu());
 const tensor = (dims: readonly number[], t = "f32"): string => `tensor<${dims.join("x")}x${t}>`;
 
 // ---- LU
-
-/** m×n matrices Pᵀ·L·U (P a random permutation, L unit lower with |l| < 1/2, U upper with |u_ii| in [1, 2)), f32-rounded. */
-function decidedLu(batch: number, m: number, n: number, seed: number): number[] {
-  const r = randoms(seed);
-  const k = Math.min(m, n);
-  const out: number[] = [];
-  for (let b = 0; b < batch; b++) {
-    const l = Array.from({ length: m * k }, (_, e) => { const i = Math.floor(e / k), j = e % k; const v = r(); return i === j ? 1 : i > j ? v / 2 : 0; });
-    const u = Array.from({ length: k * n }, (_, e) => { const i = Math.floor(e / n), j = e % n; const v = r(); return i === j ? Math.sign(v || 1) * (1 + Math.abs(v)) : j > i ? v : 0; });
-    const perm = Array.from({ length: m }, (_, i) => i);
-    for (let i = m - 1; i > 0; i--) { const j = Math.floor(((r() + 1) / 2) * (i + 1)); [perm[i], perm[j]] = [perm[j]!, perm[i]!]; }
-    const a = new Array<number>(m * n).fill(0);
-    for (let i = 0; i < m; i++) for (let j = 0; j < n; j++) {
-      let s = 0;
-      for (let q = 0; q < k; q++) s += l[i * k + q]! * u[q * n + j]!;
-      a[perm[i]! * n + j] = Math.fround(s);
-    }
-    out.push(...a);
-  }
-  return out;
-}
-
-/**
- * Checks one batch of GPU factors: |PA - L̂Û| ≤ β|L̂||Û| in float64 (plus the doubles'
- * own rounding), P from the GPU's pivots, and |l_ij| ≤ 1. Returns the worst error as a share of the bound.
- */
-function checkLu(a: readonly number[], lu: readonly number[], ipiv: readonly number[], batch: number, m: number, n: number, what: string): number {
-  const k = Math.min(m, n), beta = luBackwardBound(k);
-  let worst = 0;
-  for (let b = 0; b < batch; b++) {
-    const rows = Array.from({ length: m }, (_, i) => a.slice(b * m * n + i * n, b * m * n + (i + 1) * n));
-    for (let j = 0; j < k; j++) { const p = ipiv[b * k + j]! - 1; [rows[j], rows[p]] = [rows[p]!, rows[j]!]; }
-    const L = (i: number, q: number): number => (i === q ? 1 : i > q ? lu[b * m * n + i * n + q]! : 0);
-    const U = (q: number, j: number): number => (q <= j ? lu[b * m * n + q * n + j]! : 0);
-    for (let i = 0; i < m; i++) {
-      for (let q = 0; q < Math.min(i, k); q++) assert.ok(Math.abs(L(i, q)) <= 1, `${what}: matrix ${b}: |l(${i}, ${q})| = ${Math.abs(L(i, q))} > 1`);
-      for (let j = 0; j < n; j++) {
-        let s = 0, abs = 0;
-        for (let q = 0; q < k; q++) { s += L(i, q) * U(q, j); abs += Math.abs(L(i, q) * U(q, j)); }
-        const err = Math.abs(rows[i]![j]! - s), bound = beta * abs + k * 2 ** -52 * (abs + Math.abs(rows[i]![j]!));
-        assert.ok(err <= bound, `${what}: matrix ${b}: |PA - LU| at (${i}, ${j}) = ${err} > ${bound}`);
-        worst = Math.max(worst, err / bound);
-      }
-    }
-  }
-  return worst;
-}
 
 test("LU with partial pivoting (lapack_sgetrf_ffi, cusolver_getrf_ffi): the interpreter's pivots and info, factors near its and within the stated bound; lu_pivots_to_permutation bit for bit", { skip }, async () => {
   // [batch, m, n] of each getrf, and whether its pivots are decided (Pᵀ·L·U) or the matrices plain random.
@@ -109,7 +62,7 @@ ${calls.map((c) => c.text).join("\n")}
   const values = cases.map(({ dims, decided }, p) => {
     const [batch, m, n] = dims as [number, number, number];
     const r = randoms(100 + p);
-    return decided ? decidedLu(batch, m, n, 200 + p) : Array.from({ length: batch * m * n }, () => Math.fround(r()));
+    return decided ? decidedLu(REALS, batch, m, n, 200 + p) : Array.from({ length: batch * m * n }, () => Math.fround(r()));
   });
   // Pivots (0-based) with ones out of range, negative included, which swap nothing.
   const pivots = [5, 1, 7, 0, -1, 3, 2, 2, 2, 9, 0, 1, 0, 1, 2, 3, 4, 5];
@@ -120,7 +73,7 @@ ${calls.map((c) => c.text).join("\n")}
     const [batch, m, n] = dims as [number, number, number];
     const what = `getrf ${dims.join("x")}${decided ? "" : " (random)"}`;
     const [lu, ipiv, info] = [got[3 * p]!, got[3 * p + 1]!, got[3 * p + 2]!];
-    const worst = checkLu(values[p]!, lu, ipiv, batch, m, n, what);
+    const worst = checkLu(REALS, values[p]!, lu, ipiv, batch, m, n, what);
     assert.deepEqual(info, new Array<number>(batch).fill(0), what);
     if (decided) {
       assert.deepEqual(ipiv, want[3 * p + 1], `${what}: the pivots`);

@@ -1,4 +1,6 @@
-// Cholesky and triangular solve on the WebGPU backend (webgpu/linalg_wgsl.ts), f32:
+// Cholesky and triangular solve on the WebGPU backend (webgpu/linalg_wgsl.ts), f32 (and
+// c64 Cholesky: ?potrf and XLA's op, one generator over the Field; c64 triangular solves
+// are in complex_factor.test.ts):
 // against float64 references within the stated bounds (docs/numerics.md:
 // choleskyBackwardBound, triangularSolveBackwardBound) and against the interpreter (the
 // specification), on random well-conditioned matrices (SPD: M·Mᵀ + n·I), sizes 1, 3, 17
@@ -250,21 +252,25 @@ test("triangular solve, n = 1, 3 and 64, left and right, right-hand sides that a
   await checkSolves([64, 64], [2, 64], some(false), 51);
 });
 
-test("the plan (no GPU needed): Cholesky and triangular solve are kernels, their flags step parameters; f64 and complex ones run on the host, saying why", () => {
+test("the plan (no GPU needed): Cholesky and triangular solve are kernels (f32 and c64), their flags step parameters; f64 and c128 ones run on the host, saying why", () => {
   const b = new XlaBuilder("plan");
   const a = parameter(b, 0, arrayShape("f32", [4, 100, 100]), "a");
   const d = parameter(b, 1, arrayShape("f64", [3, 3]), "d");
   const z = parameter(b, 2, arrayShape("c64", [3, 3]), "z");
-  const c = b.build(tuple(b, [cholesky(a, true), cholesky(a, false), triangularSolve(a, a, false, true, true, "TRANSPOSE"), cholesky(d, true), triangularSolve(z, z, true, false, false, "ADJOINT")]));
+  const w = parameter(b, 3, arrayShape("c128", [3, 3]), "w");
+  const c = b.build(tuple(b, [cholesky(a, true), cholesky(a, false), triangularSolve(a, a, false, true, true, "TRANSPOSE"), cholesky(d, true), triangularSolve(z, z, true, false, false, "ADJOINT"), cholesky(z, false), triangularSolve(w, w, true, false, false, "ADJOINT")]));
   const plan = planGpuProgram(c, {});
   const dump = dumpGpuProgram(plan);
   assert.match(dump, /Cholesky of 4 f32 matrix\(es\), column sweep in the result's triangle, the triangle and n parameters, 4 workgroups of 128/);
   assert.match(dump, /triangular solve of f32 systems, an invocation a right-hand side, substitution, the flags and shapes parameters, 448 invocations/);
+  assert.match(dump, /triangular solve of c64 systems/);
+  assert.match(dump, /Cholesky of 1 c64 matrix\(es\)/);
   const kernels = plan.steps.flatMap((s) => (s.kind === "kernel" ? [s] : []));
-  assert.deepEqual(kernels.map((s) => s.parameters), [[1, 100], [0, 100], [2 | 4 | 8, 100, 100, 100, 4]]);
+  // c64's ADJOINT: transposed and conjugated (LEFT_SIDE 1, TRANSPOSE_A 4, CONJUGATE_A 16).
+  assert.deepEqual(kernels.map((s) => s.parameters), [[1, 100], [0, 100], [2 | 4 | 8, 100, 100, 100, 4], [1 | 4 | 16, 3, 3, 3, 1], [0, 3]]);
   assert.equal(kernels[0]!.kernel, kernels[1]!.kernel, "one pipeline for both triangles");
   const hosts = plan.steps.flatMap((s) => (s.kind === "host" ? [s.why] : []));
-  assert.deepEqual(hosts, ["webgpu cholesky: f64 matrices run on the host (WGSL has no f64)", "webgpu triangular-solve: c64 matrices run on the host (the WGSL kernel computes f32)"]);
+  assert.deepEqual(hosts, ["webgpu cholesky: f64 matrices run on the host (WGSL has no f64)", "webgpu triangular-solve: c128 matrices run on the host (WGSL has no f64)"]);
   // A LAPACK call whose attribute the registry refuses, or on f64, is the registry's to run (and to report) on the host.
   const calls = planGpuProgram(parseStableHlo(`func.func @main(%a: tensor<3x3xf32>, %d: tensor<3x3xf64>) -> (tensor<3x3xf32>, tensor<i32>, tensor<3x3xf64>, tensor<i32>) {
   %0:2 = stablehlo.custom_call @lapack_spotrf_ffi(%a) {mhlo.backend_config = {uplo = 88 : ui8}} : (tensor<3x3xf32>) -> (tensor<3x3xf32>, tensor<i32>)
@@ -312,14 +318,16 @@ test("LAPACK's ?potrf and ?trsm custom calls (jaxlib's lapack_spotrf_ffi, lapack
   }
 });
 
-test("c64 ?potrf (jaxlib's lapack_cpotrf_ffi, cuSOLVER's potrf on c64) runs on the GPU: info as the interpreter's, |A - L̂L̂ᴴ| within complexCholeskyBackwardBound, the triangle not factored and a failed matrix's columns kept bit for bit", { skip }, async () => {
+test("c64 ?potrf (jaxlib's lapack_cpotrf_ffi, cuSOLVER's potrf on c64) and XLA's Cholesky on c64 run on the GPU, one generator over the Field with f32's: info as the interpreter's, |A - L̂L̂ᴴ| within complexCholeskyBackwardBound, the triangle not factored and a failed matrix's columns kept bit for bit (?potrf), 0 and all NaN (XLA's)", { skip }, async () => {
   const n = 6;
   type C = { re: number; im: number };
   const T = `tensor<3x${n}x${n}xcomplex<f32>>`;
-  const program = parseStableHlo(`func.func @main(%a: ${T}) -> (${T}, tensor<3xi32>, ${T}, tensor<3xi32>) {
+  const program = parseStableHlo(`func.func @main(%a: ${T}) -> (${T}, tensor<3xi32>, ${T}, tensor<3xi32>, ${T}, ${T}) {
   %0:2 = stablehlo.custom_call @lapack_cpotrf_ffi(%a) {mhlo.backend_config = {uplo = 76 : ui8}} : (${T}) -> (${T}, tensor<3xi32>)
   %1:2 = stablehlo.custom_call @cusolver_potrf_ffi(%a) {mhlo.backend_config = {lower = false}} : (${T}) -> (${T}, tensor<3xi32>)
-  return %0#0, %0#1, %1#0, %1#1 : ${T}, tensor<3xi32>, ${T}, tensor<3xi32>
+  %2 = stablehlo.cholesky %a, lower = true : ${T}
+  %3 = stablehlo.cholesky %a, lower = false : ${T}
+  return %0#0, %0#1, %1#0, %1#1, %2, %3 : ${T}, tensor<3xi32>, ${T}, tensor<3xi32>, ${T}, ${T}
 }`).entry;
   // Hermitian: G Gᴴ + n I twice, then one whose fourth leading minor is not positive definite.
   const r = randoms(71);
@@ -349,10 +357,11 @@ test("c64 ?potrf (jaxlib's lapack_cpotrf_ffi, cuSOLVER's potrf on c64) runs on t
   const a = Literal.fromValues("c64", [3, n, n], input as never);
   const { got, want, dump } = await runOnGpu<C | number>(program, [a]);
   assert.match(dump, /\?potrf of 3 c64 matrix\(es\)/);
+  assert.match(dump, /Cholesky of 3 c64 matrix\(es\)/);
   assert.deepEqual(got[1], [0, 0, 4]);
   assert.deepEqual(got[3], [0, 0, 4]);
   const bound = complexCholeskyBackwardBound(n);
-  for (const [k, lower] of [[0, true], [2, false]] as const) {
+  for (const [k, lower, xla] of [[0, true, false], [2, false, false], [4, true, true], [5, false, true]] as const) {
     const out = got[k] as C[];
     // L(i, j), j <= i: the stored entry (upper: Lᴴ's, conjugated back).
     const l = (b: number, i: number, j: number): C => {
@@ -362,14 +371,23 @@ test("c64 ?potrf (jaxlib's lapack_cpotrf_ffi, cuSOLVER's potrf on c64) runs on t
     for (let b = 0; b < 3; b++) for (let e = 0; e < n * n; e++) {
       const i = Math.floor(e / n), j = e % n;
       const at = b * n * n + e;
-      // Outside the named triangle, and a failed matrix's columns from the failure on: the input, bit for bit.
       const kept = lower ? j > i : i > j;
+      // XLA's: the other triangle 0, a matrix that is not positive definite all NaN.
+      if (xla && (kept || b === 2)) {
+        const zero = b === 2 ? Number.isNaN(out[at]!.re) && Number.isNaN(out[at]!.im) : Object.is(out[at]!.re, 0) && Object.is(out[at]!.im, 0);
+        assert.ok(zero, `XLA's ${lower ? "lower" : "upper"} matrix ${b} element ${e}: ${JSON.stringify(out[at])}`);
+        continue;
+      }
+      // Outside the named triangle, and a failed matrix's columns from the failure on: the input, bit for bit.
       if (kept || (b === 2 && Math.min(i, j) >= 3)) {
         assert.ok(Object.is(out[at]!.re, input[at]!.re) && Object.is(out[at]!.im, input[at]!.im), `${lower ? "lower" : "upper"} matrix ${b} element ${e} kept`);
         continue;
       }
       // The factored entries: near the interpreter's, and the backward error of A = L Lᴴ within the bound.
       const w = (want[k] as C[])[at]!;
+      const signed = (x: number): string => (Object.is(x, -0) ? "-0" : String(x));
+      // The diagonal's imaginary part: a zero of the interpreter's sign (+0 from ?potrf, -0 in XLA's upper factor, Lᴴ).
+      if (i === j && b < 2) assert.ok(Object.is(out[at]!.im, w.im), `${xla ? "XLA's" : "?potrf's"} ${lower ? "lower" : "upper"} matrix ${b} (${i}, ${i}): imaginary part ${signed(out[at]!.im)}, the interpreter's ${signed(w.im)}`);
       assert.ok(Math.hypot(out[at]!.re - w.re, out[at]!.im - w.im) <= 1e-5 * (1 + Math.hypot(w.re, w.im)), `${lower ? "lower" : "upper"} matrix ${b} element ${e}: ${JSON.stringify(out[at])}, the interpreter's ${JSON.stringify(w)}`);
       if (b === 2) continue;
       const [p, q] = lower ? [i, j] : [j, i];

@@ -1,24 +1,27 @@
 // The singular value decomposition on the WebGPU backend (webgpu/svd_wgsl.ts: jaxlib's
-// lapack_sgesdd_ffi and lapack_sgesvd_ffi, cusolver_gesvd_ffi (transposed or not),
-// hipsolver_gesdd_ffi, cusolver_gesvdj_ffi and cusolver_gesvdp_ffi), f32: singular values
-// descending near the interpreter's, A = Û Σ̂ V̂ᵀ, ÛᵀÛ = I and V̂ᵀV̂ = I within
-// svdBound(m, n) (docs/numerics.md), every column U has (the full ones completed past
+// lapack_sgesdd_ffi, lapack_sgesvd_ffi, lapack_cgesdd_ffi and lapack_cgesvd_ffi,
+// cusolver_gesvd_ffi (transposed or not), hipsolver_gesdd_ffi, cusolver_gesvdj_ffi and
+// cusolver_gesvdp_ffi, on f32 and on c64), one check over the scalars
+// (linalg_support.ts): singular values (f32) descending near the interpreter's,
+// ‖A - ÛΣ̂V̂ᴴ‖_F, |ÛᴴÛ - I| and |V̂ᴴV̂ - I| within svdBound(m, n) (c64:
+// complexSvdBound; docs/numerics.md), every column U has (the full ones completed past
 // the rank) included; each singular pair (u_j, v_j) of a well separated σ_j equal to the
-// interpreter's up to one sign for both (the contract: U and Vᴴ up to the signs of
-// pairs; a V returned transposed, or in the other slot, fails it); a's copy bit for bit;
-// vectors off: zeros, as the interpreter's. Tall, wide and square, full and reduced,
-// batch dims and none; a rank-deficient matrix (exact zero singular values: U completed),
-// a zero matrix, a matrix times 1e30, a NaN (NaN results, info 1), 1x1, min(m, n) = 70
-// (a workgroup of 64), and empty matrices (3x0 and 0x2: the full U and V the identity).
+// interpreter's up to one sign (c64: one phase e^{iθ}) for both (the contract: U and Vᴴ
+// up to the signs or phases of pairs; a V returned transposed, unconjugated or in the
+// other slot fails it); a's copy bit for bit; vectors off: zeros, as the interpreter's.
+// Tall, wide and square, full and reduced, batch dims and none; a rank-deficient matrix
+// (exact zero singular values: U completed), a zero matrix, a matrix times 1e30, a NaN
+// (NaN results, info 1), 1x1, min(m, n) = 70 (f32; 66 on c64: a workgroup of 64), and
+// empty matrices (3x0 and 0x2: the full U and V the identity).
 
 import { after, test } from "node:test";
 import assert from "node:assert/strict";
 import { webgpuSkip } from "./gpu_available.js";
-import { randoms, runOnGpu } from "./linalg_support.js";
+import { COMPLEXES, REALS, c, mul, randoms, runOnGpu, type C, type Scalars } from "./linalg_support.js";
 import { releaseGpu } from "../../../src/compiler/webgpu/adapter.js";
 import { planGpuProgram } from "../../../src/compiler/webgpu/program.js";
 import { dumpGpuProgram } from "../../../src/compiler/webgpu/executable.js";
-import { MAX_SVD_ORDER, svdBound } from "../../../src/compiler/webgpu/svd_wgsl.js";
+import { MAX_SVD_ORDER, complexSvdBound, svdBound } from "../../../src/compiler/webgpu/svd_wgsl.js";
 import { parseStableHlo } from "../../../src/index.js";
 import { Literal } from "../../../src/types/literal.js";
 
@@ -34,7 +37,7 @@ interface Case {
   readonly vectors: boolean; readonly full: boolean; readonly uSlot: 2 | 3; readonly rightAsV: boolean;
 }
 
-const lapack = (batch: number[], m: number, n: number, mode: "A" | "S" | "N", target = "lapack_sgesdd_ffi"): Case =>
+const lapack = (batch: number[], m: number, n: number, mode: "A" | "S" | "N", target: string): Case =>
   ({ batch, m, n, target, attrs: `{mode = ${mode.charCodeAt(0)} : ui8}`, vectors: mode !== "N", full: mode === "A", uSlot: 2, rightAsV: false });
 const gpu = (batch: number[], m: number, n: number, target: string, full: boolean, vectors = true): Case => {
   const jacobi = target.includes("gesvdj") || target.includes("gesvdp");
@@ -45,134 +48,181 @@ const gpu = (batch: number[], m: number, n: number, target: string, full: boolea
   };
 };
 
-const CASES: readonly Case[] = [
-  lapack([2], 6, 4, "A"),
-  lapack([2], 3, 5, "S", "lapack_sgesvd_ffi"),
-  lapack([2], 5, 5, "N"),
-  gpu([], 17, 9, "cusolver_gesvd_ffi", false),
-  gpu([2], 4, 7, "cusolver_gesvd_ffi", true),
-  gpu([1], 5, 8, "hipsolver_gesdd_ffi", false),
-  gpu([3], 7, 3, "cusolver_gesvdj_ffi", true),
-  gpu([2], 4, 4, "cusolver_gesvdp_ffi", false, false),
-  gpu([2], 3, 6, "cusolver_gesvdj_ffi", false),
-  // Special matrices (values below): rank 2 of 6x4 (full U), zero, times 1e30, NaN; 1x1; 70x70.
-  lapack([4], 6, 4, "A"),
-  lapack([2], 1, 1, "S"),
-  lapack([], 80, 70, "S"),
-  // Empty: U (full) the identity.
-  lapack([2], 3, 0, "A", "lapack_sgesvd_ffi"),
-  lapack([1], 0, 2, "A"),
-];
+/** The cases of one type: jaxlib's CPU targets `lapack_<kind>ges{dd,vd}_ffi` (s or c), the GPU ones, and the big one's m×n. */
+const cases = (kind: "s" | "c", big: readonly [number, number]): Case[] => {
+  const gesdd = `lapack_${kind}gesdd_ffi`, gesvd = `lapack_${kind}gesvd_ffi`;
+  return [
+    lapack([2], 6, 4, "A", gesdd),
+    lapack([2], 3, 5, "S", gesvd),
+    lapack([2], 5, 5, "N", gesdd),
+    gpu([], 17, 9, "cusolver_gesvd_ffi", false),
+    gpu([2], 4, 7, "cusolver_gesvd_ffi", true),
+    gpu([1], 5, 8, "hipsolver_gesdd_ffi", false),
+    gpu([3], 7, 3, "cusolver_gesvdj_ffi", true),
+    gpu([2], 4, 4, "cusolver_gesvdp_ffi", false, false),
+    gpu([2], 3, 6, "cusolver_gesvdj_ffi", false),
+    lapack([2], 4, 6, "A", gesvd),
+    // Special matrices (values below): rank 2 of 6x4 (full U), zero, times 1e30, NaN; 1x1; the big one (a workgroup of 64).
+    lapack([4], 6, 4, "A", gesdd),
+    lapack([2], 1, 1, "S", gesdd),
+    lapack([], big[0], big[1], "S", gesdd),
+    // Empty: U (full) the identity.
+    lapack([2], 3, 0, "A", gesvd),
+    lapack([1], 0, 2, "A", gesdd),
+  ];
+};
+const SPECIAL = 10;
 
-function shapes(c: Case): { u: number[]; v: number[]; types: string[] } {
+function shapes(c: Case, t: string): { u: number[]; v: number[]; types: string[] } {
   const k = Math.min(c.m, c.n);
   const u = [c.m, c.full ? c.m : k], v = c.full ? [c.n, c.n] : c.rightAsV ? [c.n, k] : [k, c.n];
   // Vectors off: LAPACK's declared like on, cuSOLVER's gesvdj keeps its shapes.
   const slots = c.uSlot === 2 ? [u, v] : [v, u];
-  return { u, v, types: [tensor([...c.batch, c.m, c.n]), tensor([...c.batch, k]), ...slots.map((d) => tensor([...c.batch, ...d])), tensor(c.batch, "i32")] };
+  return { u, v, types: [tensor([...c.batch, c.m, c.n], t), tensor([...c.batch, k]), ...slots.map((d) => tensor([...c.batch, ...d], t)), tensor(c.batch, "i32")] };
 }
 
-test("SVD (lapack_sgesdd_ffi, lapack_sgesvd_ffi, cusolver_gesvd_ffi, hipsolver_gesdd_ffi, cusolver_gesvdj_ffi, cusolver_gesvdp_ffi): σ near the interpreter's, A = UΣVᵀ and orthogonality within the stated bound, pairs equal to the interpreter's up to a sign", { skip }, async () => {
-  const lines = CASES.map((c, p) => `  %${p}:5 = stablehlo.custom_call @${c.target}(%a${p}) {mhlo.backend_config = ${c.attrs}} : (${tensor([...c.batch, c.m, c.n])}) -> (${shapes(c).types.join(", ")})`);
-  const results = CASES.flatMap((c) => shapes(c).types);
-  const text = `func.func @main(${CASES.map((c, p) => `%a${p}: ${tensor([...c.batch, c.m, c.n])}`).join(", ")}) -> (${results.join(", ")}) {
+/**
+ * One type's scalars and what its special matrices are made of: the rank-2 matrix's
+ * columns (x, y, s·x, x + t·y from small integers: exact), a NaN entry.
+ */
+interface Kind<T> {
+  readonly S: Scalars<T>; readonly type: "f32" | "c64"; readonly kind: "s" | "c"; readonly big: readonly [number, number]; bound(m: number, n: number): number;
+  readonly rankTwo: (i: number) => [T, T, T, T];
+  readonly nan: (x: T) => T;
+}
+
+/** Runs one type's cases as one program and checks them against the interpreter and the stated bound. */
+async function checkSvd<T>({ S, type, kind, big, bound, rankTwo, nan }: Kind<T>): Promise<void> {
+  const CASES = cases(kind, big), t = type === "f32" ? "f32" : "complex<f32>";
+  const lines = CASES.map((x, p) => `  %${p}:5 = stablehlo.custom_call @${x.target}(%a${p}) {mhlo.backend_config = ${x.attrs}} : (${tensor([...x.batch, x.m, x.n], t)}) -> (${shapes(x, t).types.join(", ")})`);
+  const results = CASES.flatMap((x) => shapes(x, t).types);
+  const text = `func.func @main(${CASES.map((x, p) => `%a${p}: ${tensor([...x.batch, x.m, x.n], t)}`).join(", ")}) -> (${results.join(", ")}) {
 ${lines.join("\n")}
   return ${CASES.flatMap((_, p) => [0, 1, 2, 3, 4].map((k) => `%${p}#${k}`)).join(", ")} : ${results.join(", ")}
 }`;
-  const values = CASES.map((c, p) => {
+  const values: T[][] = CASES.map((x, p) => {
     const r = randoms(600 + p);
-    return Array.from({ length: count(c.batch) * c.m * c.n }, () => Math.fround(r()));
+    return Array.from({ length: count(x.batch) * x.m * x.n }, () => S.round(S.any(r)));
   });
-  // Rank 2 (columns 2 and 3 are 2·column 0 and column 0 + column 1: small integers, exact); zero; times 1e30; a NaN.
-  const special = values[9]!;
+  // Rank 2; zero; times 1e30; a NaN.
+  const special = values[SPECIAL]!;
   for (let i = 0; i < 6; i++) {
-    const [x, y] = [(i % 3) - 1, i < 3 ? 1 : 2];
-    special.splice(i * 4, 4, x, y, 2 * x, x + y);
-    special[24 + i * 4] = special[24 + i * 4 + 1] = special[24 + i * 4 + 2] = special[24 + i * 4 + 3] = 0;
+    special.splice(i * 4, 4, ...rankTwo(i));
+    for (let j = 0; j < 4; j++) special[24 + i * 4 + j] = S.zero;
   }
-  for (let e = 48; e < 72; e++) special[e] = Math.fround(special[e]! * 1e30);
-  special[80] = NaN;
-  const { got, want, dump } = await runOnGpu(parseStableHlo(text).entry, CASES.map((c, p) => Literal.fromValues("f32", [...c.batch, c.m, c.n], values[p]!)));
+  for (let e = 48; e < 72; e++) special[e] = S.round(S.mul(special[e]!, S.unitOf(1e30)));
+  special[80] = nan(special[80]!);
+  const { got, want, dump } = await runOnGpu<T | number>(parseStableHlo(text).entry, CASES.map((x, p) => Literal.fromValues(type, [...x.batch, x.m, x.n], values[p]! as never)));
   assert.match(dump, /kernel\(s\), 0 host step/);
-  CASES.forEach((c, p) => {
-    const [aOut, s, r2, r3, info] = got.slice(5 * p, 5 * p + 5) as [number[], number[], number[], number[], number[]];
-    const [, sWant, w2, w3, infoWant] = want.slice(5 * p, 5 * p + 5) as [number[], number[], number[], number[], number[]];
-    const { m, n } = c, k = Math.min(m, n), beta = svdBound(m, n);
-    const what = `${c.target} ${[...c.batch, m, n].join("x")}${c.vectors ? (c.full ? " full" : " reduced") : " values"}`;
+  assert.match(dump, new RegExp(`SVD of 2 ${type} matrix\\(es\\)`));
+  const isNaN = (x: T): boolean => Number.isNaN(S.abs(x));
+  CASES.forEach((x, p) => {
+    const [aOut, s, r2, r3, info] = got.slice(5 * p, 5 * p + 5) as [T[], number[], T[], T[], number[]];
+    const [, sWant, w2, w3, infoWant] = want.slice(5 * p, 5 * p + 5) as [T[], number[], T[], T[], number[]];
+    const { m, n } = x, k = Math.min(m, n), beta = bound(m, n);
+    const what = `${x.target} (${type}) ${[...x.batch, m, n].join("x")}${x.vectors ? (x.full ? " full" : " reduced") : " values"}`;
     assert.deepEqual(aOut, values[p], `${what}: a's copy`);
     assert.deepEqual(info, infoWant, `${what}: info`);
-    if (!c.vectors) {
-      assert.ok(r2.every((x) => x === 0) && r3.every((x) => x === 0), `${what}: no vectors, zeros`);
-      assert.deepEqual([w2, w3].map((x) => x.every((y) => y === 0)), [true, true]);
+    if (!x.vectors) {
+      assert.ok([...r2, ...r3].every((v) => S.abs(v) === 0), `${what}: no vectors, zeros`);
+      assert.ok([...w2, ...w3].every((v) => S.abs(v) === 0));
     }
-    const { u: uDims, v: vDims } = shapes(c);
-    const [uAll, rightAll, uWant, rightWant] = c.uSlot === 2 ? [r2, r3, w2, w3] : [r3, r2, w3, w2];
-    const ucols = uDims[1]!, vcols = c.full ? n : k;
+    const { u: uDims, v: vDims } = shapes(x, t);
+    const [uAll, rightAll, uWant, rightWant] = x.uSlot === 2 ? [r2, r3, w2, w3] : [r3, r2, w3, w2];
+    const ucols = uDims[1]!, vcols = x.full ? n : k;
     let worstValue = 0, worstResidual = 0, worstOrthogonality = 0, worstPair = 0;
-    for (let b = 0; b < count(c.batch); b++) {
+    for (let b = 0; b < count(x.batch); b++) {
       const a = values[p]!.slice(b * m * n, (b + 1) * m * n);
       const sb = s.slice(b * k, (b + 1) * k);
-      if (a.some((x) => !Number.isFinite(x))) {
+      if (a.some(isNaN)) {
         assert.ok(sb.every(Number.isNaN) && info[b] === 1, `${what} matrix ${b}: NaN, info 1`);
-        if (c.vectors) assert.ok(uAll.slice(b * m * ucols, (b + 1) * m * ucols).every(Number.isNaN), `${what} matrix ${b}: U NaN`);
+        if (x.vectors) assert.ok(uAll.slice(b * m * ucols, (b + 1) * m * ucols).every(isNaN), `${what} matrix ${b}: U NaN`);
         continue;
       }
-      const norm = Math.sqrt(a.reduce((t, x) => t + x * x, 0));
-      sb.forEach((x, j) => {
-        if (j > 0) assert.ok(sb[j - 1]! >= x, `${what} matrix ${b}: descending`);
-        const err = Math.abs(x - sWant[b * k + j]!);
-        assert.ok(err <= beta * norm, `${what} matrix ${b}: σ_${j} = ${x}, the interpreter's ${sWant[b * k + j]}`);
+      const norm = Math.sqrt(a.reduce((acc, v) => acc + S.abs(v) ** 2, 0));
+      sb.forEach((v, j) => {
+        if (j > 0) assert.ok(sb[j - 1]! >= v, `${what} matrix ${b}: descending`);
+        const err = Math.abs(v - sWant[b * k + j]!);
+        assert.ok(err <= beta * norm, `${what} matrix ${b}: σ_${j} = ${v}, the interpreter's ${sWant[b * k + j]}`);
         worstValue = Math.max(worstValue, norm === 0 ? 0 : err / (beta * norm));
       });
-      if (!c.vectors) continue;
-      const U = (i: number, j: number, all = uAll): number => all[b * m * ucols + i * ucols + j]!;
-      const V = (i: number, j: number, all = rightAll): number => (c.rightAsV ? all[b * n * vDims[1]! + i * vDims[1]! + j]! : all[b * vDims[0]! * n + j * n + i]!);
+      if (!x.vectors) continue;
+      const U = (i: number, j: number, all = uAll): T => all[b * m * ucols + i * ucols + j]!;
+      // V(i, j): the right slot holds V (n × its columns) or Vᴴ (its rows × n), whose (j, i) is conj(V(i, j)).
+      const V = (i: number, j: number, all = rightAll): T => (x.rightAsV ? all[b * n * vDims[1]! + i * vDims[1]! + j]! : S.conj(all[b * vDims[0]! * n + j * n + i]!));
       let residual = 0;
       for (let i = 0; i < m; i++) {
         for (let j = 0; j < n; j++) {
-          let x = 0;
-          for (let t = 0; t < k; t++) x += U(i, t) * sb[t]! * V(j, t);
-          residual += (a[i * n + j]! - x) ** 2;
+          let y = S.zero;
+          for (let q = 0; q < k; q++) y = S.add(y, S.mul(S.mul(U(i, q), S.unitOf(sb[q]!)), S.conj(V(j, q))));
+          residual += S.abs(S.sub(a[i * n + j]!, y)) ** 2;
         }
       }
-      assert.ok(Math.sqrt(residual) <= beta * norm, `${what} matrix ${b}: ‖A - UΣVᵀ‖ = ${Math.sqrt(residual)} > ${beta * norm}`);
+      assert.ok(Math.sqrt(residual) <= beta * norm, `${what} matrix ${b}: ‖A - UΣVᴴ‖ = ${Math.sqrt(residual)} > ${beta * norm}`);
       worstResidual = Math.max(worstResidual, norm === 0 ? 0 : Math.sqrt(residual) / (beta * norm));
       for (const [get, rows, cols, name] of [[U, m, ucols, "U"], [V, n, vcols, "V"]] as const) {
-        for (let x = 0; x < cols; x++) {
-          for (let y = 0; y < cols; y++) {
-            let dot = 0;
-            for (let i = 0; i < rows; i++) dot += get(i, x) * get(i, y);
-            const err = Math.abs(dot - (x === y ? 1 : 0));
-            assert.ok(err <= beta, `${what} matrix ${b}: (${name}ᵀ${name} - I)(${x}, ${y}) = ${dot - (x === y ? 1 : 0)}`);
+        for (let i = 0; i < cols; i++) {
+          for (let j = 0; j < cols; j++) {
+            let dot = S.zero;
+            for (let r = 0; r < rows; r++) dot = S.add(dot, S.mul(S.conj(get(r, i)), get(r, j)));
+            const err = S.abs(S.sub(dot, i === j ? S.one : S.zero));
+            assert.ok(err <= beta, `${what} matrix ${b}: |${name}ᴴ${name} - I|(${i}, ${j}) = ${err}`);
             worstOrthogonality = Math.max(worstOrthogonality, err / beta);
           }
         }
       }
-      // The pairs of well separated σ_j: the interpreter's up to one sign for both.
+      // The pairs of well separated σ_j: the interpreter's times one sign (phase) for both.
       for (let j = 0; j < k; j++) {
-        const gap = Math.min(...sb.map((x, t) => (t === j ? Infinity : Math.abs(x - sb[j]!))));
+        const gap = Math.min(...sb.map((v, q) => (q === j ? Infinity : Math.abs(v - sb[j]!))));
         if (!(sb[j]! > 0 && gap >= 2 ** -6 * sb[0]!)) continue;
-        let dot = 0;
-        for (let i = 0; i < m; i++) dot += U(i, j) * U(i, j, uWant);
-        const sign = Math.sign(dot);
+        let dot = S.zero;
+        for (let i = 0; i < m; i++) dot = S.add(dot, S.mul(S.conj(U(i, j, uWant)), U(i, j)));
+        const phase = S.mul(dot, S.unitOf(1 / S.abs(dot)));
         const tolerance = 2 ** -10;
-        for (let i = 0; i < m; i++) assert.ok(Math.abs(sign * U(i, j) - U(i, j, uWant)) <= tolerance, `${what} matrix ${b}: u_${j}(${i}) = ${U(i, j)}, the interpreter's ${U(i, j, uWant)}`);
-        for (let i = 0; i < n; i++) assert.ok(Math.abs(sign * V(i, j) - V(i, j, rightWant)) <= tolerance, `${what} matrix ${b}: v_${j}(${i}) = ${V(i, j)}, the interpreter's ${V(i, j, rightWant)} (sign ${sign} from u_${j})`);
-        for (let i = 0; i < m; i++) worstPair = Math.max(worstPair, Math.abs(sign * U(i, j) - U(i, j, uWant)));
+        for (const [get, rows, name] of [[U, m, "u"], [V, n, "v"]] as const) {
+          const theirs = name === "u" ? uWant : rightWant;
+          for (let i = 0; i < rows; i++) {
+            const d = S.abs(S.sub(get(i, j), S.mul(phase, get(i, j, theirs))));
+            assert.ok(d <= tolerance, `${what} matrix ${b}: ${name}_${j}(${i}) = ${JSON.stringify(get(i, j))}, the interpreter's ${JSON.stringify(get(i, j, theirs))} times u_${j}'s ${JSON.stringify(phase)}`);
+            worstPair = Math.max(worstPair, d);
+          }
+        }
       }
     }
     console.log(`${what}: worst σ ${(100 * worstValue).toFixed(3)}%, residual ${(100 * worstResidual).toFixed(3)}%, orthogonality ${(100 * worstOrthogonality).toFixed(3)}% of the bound; pairs within ${worstPair.toExponential(2)} of the interpreter's`);
   });
   // The special batch: the rank-2 matrix's last two σ within the bound of 0; the zero matrix's all 0 (U the identity: completed from e_0); info 1 for the NaN only.
-  const sAt = 5 * 9 + 1, rankTwo = values[9]!.slice(0, 24);
-  const rankTwoNorm = Math.sqrt(rankTwo.reduce((t, x) => t + x * x, 0));
-  got[sAt]!.slice(2, 4).forEach((x) => assert.ok(x <= svdBound(6, 4) * rankTwoNorm, `rank 2: σ = ${x}`));
-  assert.deepEqual(got[sAt]!.slice(4, 8), [0, 0, 0, 0]);
-  assert.deepEqual(got[sAt + 1]!.slice(36, 72), Array.from({ length: 36 }, (_, e) => (e % 7 === 0 ? 1 : 0)));
+  const sAt = 5 * SPECIAL + 1, rank = values[SPECIAL]!.slice(0, 24);
+  const rankNorm = Math.sqrt(rank.reduce((acc, v) => acc + S.abs(v) ** 2, 0));
+  (got[sAt] as number[]).slice(2, 4).forEach((v) => assert.ok(v <= bound(6, 4) * rankNorm, `rank 2: σ = ${v}`));
+  assert.deepEqual((got[sAt] as number[]).slice(4, 8), [0, 0, 0, 0]);
+  const identity = (size: number): T[] => Array.from({ length: size * size }, (_, e) => (e % (size + 1) === 0 ? S.one : S.zero));
+  assert.deepEqual((got[sAt + 1] as T[]).slice(36, 72), identity(6));
   assert.deepEqual(got[sAt + 3], [0, 0, 0, 1]);
   // 3x0: U = I₃ twice; 0x2: Vᴴ = I₂.
-  assert.deepEqual(got[5 * 12 + 2], [1, 0, 0, 0, 1, 0, 0, 0, 1, 1, 0, 0, 0, 1, 0, 0, 0, 1]);
-  assert.deepEqual(got[5 * 13 + 3], [1, 0, 0, 1]);
+  assert.deepEqual(got[5 * (SPECIAL + 3) + 2], [...identity(3), ...identity(3)]);
+  assert.deepEqual(got[5 * (SPECIAL + 4) + 3], identity(2));
+}
+
+test("SVD (lapack_sgesdd_ffi, lapack_sgesvd_ffi, cusolver_gesvd_ffi, hipsolver_gesdd_ffi, cusolver_gesvdj_ffi, cusolver_gesvdp_ffi): σ near the interpreter's, A = UΣVᵀ and orthogonality within the stated bound, pairs equal to the interpreter's up to a sign", { skip }, async () => {
+  // Rank 2: columns 2 and 3 are 2·column 0 and column 0 + column 1 (small integers, exact).
+  await checkSvd({
+    S: REALS, type: "f32", kind: "s", big: [80, 70], bound: svdBound,
+    rankTwo: (i) => { const [x, y] = [(i % 3) - 1, i < 3 ? 1 : 2]; return [x, y, 2 * x, x + y]; },
+    nan: () => NaN,
+  });
+});
+
+test("c64 SVD (lapack_cgesdd_ffi, lapack_cgesvd_ffi, cusolver_gesvd_ffi, hipsolver_gesdd_ffi, cusolver_gesvdj_ffi, cusolver_gesvdp_ffi on c64), the f32 kernel's generator over the Field: σ near the interpreter's, A = UΣVᴴ and unitarity within complexSvdBound, pairs equal to the interpreter's up to a phase", { skip }, async () => {
+  // Rank 2: column 2 is i·column 0, column 3 column 0 + (1 - i)·column 1 (small integers, exact).
+  await checkSvd<C>({
+    S: COMPLEXES, type: "c64", kind: "c", big: [66, 70], bound: complexSvdBound,
+    rankTwo: (i) => {
+      const x = c((i % 3) - 1, i < 3 ? 1 : 0), y = c(i < 3 ? 1 : 2, (i % 2) - 1);
+      return [x, y, mul(c(0, 1), x), COMPLEXES.add(x, mul(c(1, -1), y))];
+    },
+    nan: (x) => c(x.re, NaN),
+  });
 });
 
 test("the plan (no GPU needed): f32 SVDs are kernels with their sizes and form as step parameters and a work buffer; past MAX_SVD_ORDER, with a work buffer of 2 GiB or more, f64, or an attribute the registry refuses, they run on the host, saying why", () => {
@@ -200,4 +250,28 @@ test("the plan (no GPU needed): f32 SVDs are kernels with their sizes and form a
   // cuSOLVER's gesvd needs m >= n (jaxlib transposes a wide matrix): the registry reports it on the host.
   assert.match(hosts[2]!, /^custom call cusolver_gesvd_ffi \(f32\[2,4\]\) -> .*: attribute transposed is false for a 2×4 matrix: the solver needs m >= n .*\(the host step reports it\)$/);
   assert.equal(hosts[3], "custom call lapack_sgesdd_ffi: a work buffer of 2 GiB or more");
+});
+
+test("the plan (no GPU needed): c64 SVDs are the f32 kernel's generator over the Field: a wide A read conjugated (Aᴴ), the factor landing in a Vᴴ slot written conjugated, the words of c64 results, twice the work", () => {
+  const plan = planGpuProgram(parseStableHlo(`func.func @main(%a: tensor<3x6x4xcomplex<f32>>, %w: tensor<2x4xcomplex<f32>>, %j: tensor<2x4xcomplex<f32>>) -> (tensor<3x4xf32>, tensor<3x4x4xcomplex<f32>>, tensor<2x2xcomplex<f32>>, tensor<2x4xcomplex<f32>>, tensor<4x2xcomplex<f32>>) {
+  %0:5 = stablehlo.custom_call @lapack_cgesdd_ffi(%a) {mhlo.backend_config = {mode = 83 : ui8}} : (tensor<3x6x4xcomplex<f32>>) -> (tensor<3x6x4xcomplex<f32>>, tensor<3x4xf32>, tensor<3x6x4xcomplex<f32>>, tensor<3x4x4xcomplex<f32>>, tensor<3xi32>)
+  %1:5 = stablehlo.custom_call @lapack_cgesvd_ffi(%w) {mhlo.backend_config = {mode = 83 : ui8}} : (tensor<2x4xcomplex<f32>>) -> (tensor<2x4xcomplex<f32>>, tensor<2xf32>, tensor<2x2xcomplex<f32>>, tensor<2x4xcomplex<f32>>, tensor<i32>)
+  %2:5 = stablehlo.custom_call @cusolver_gesvdj_ffi(%j) {mhlo.backend_config = {compute_uv = true, full_matrices = false}} : (tensor<2x4xcomplex<f32>>) -> (tensor<2x4xcomplex<f32>>, tensor<2xf32>, tensor<2x2xcomplex<f32>>, tensor<4x2xcomplex<f32>>, tensor<i32>)
+  return %0#1, %0#3, %1#2, %1#3, %2#3 : tensor<3x4xf32>, tensor<3x4x4xcomplex<f32>>, tensor<2x2xcomplex<f32>>, tensor<2x4xcomplex<f32>>, tensor<4x2xcomplex<f32>>
+}`), {});
+  const dump = dumpGpuProgram(plan);
+  assert.match(dump, /SVD of 3 c64 matrix\(es\), one-sided Jacobi/);
+  assert.match(dump, /0 host step/);
+  const kernels = plan.steps.flatMap((s) => (s.kind === "kernel" ? [s] : []));
+  // M, N, flags (VECTORS 1, CONJUGATE_A 2, CONJUGATE_U 4, CONJUGATE_V 8), A's strides; U' (buffer, strides, words), V' (the same); U's columns; the slots' words.
+  assert.deepEqual(kernels.map((s) => s.parameters), [
+    // Tall: U into slot 2 as it is, V into the Vᴴ slot (buffer 4) conjugated.
+    [6, 4, 1 | 8, 4, 1, 3, 4, 1, 48, 4, 1, 4, 32, 4, 144, 96],
+    // Wide (lapack): G = Aᴴ read conjugated; U' = A's V into the Vᴴ slot (buffer 4) conjugated, V' = A's U into slot 2.
+    [4, 2, 1 | 2 | 4, 1, 4, 4, 1, 4, 16, 3, 2, 1, 8, 2, 8, 16],
+    // Wide (gesvdj, V itself): G = Aᴴ; U' = A's V into the V slot unconjugated.
+    [4, 2, 1 | 2, 1, 4, 4, 2, 1, 16, 3, 2, 1, 8, 2, 8, 16],
+  ]);
+  // The work buffer: G, V and the dots in (re, im) pairs, the norms and the order in words.
+  assert.deepEqual(plan.steps.flatMap((s) => (s.kind === "kernel" ? [s.buffers.length] : [])), [7, 7, 7]);
 });
