@@ -6,7 +6,9 @@
 // tile of C: it walks k in steps of BK, each step loading the BM x BK slice of A and
 // the BK x BN slice of B into workgroup memory (zeros past the edges), then each
 // invocation multiplies its RM x RN block (RN = 4 x vec4sPerThread columns) from there,
-// its accumulators in registers as vec4s. Where the operand's contiguous dimension is a
+// its accumulators in registers as vec4s. A software adapter's tiles (TileStaging
+// "registers") skip the workgroup memory: each invocation reads the elements its block
+// needs straight from storage. Where the operand's contiguous dimension is a
 // multiple of 4, a load reads a vec4 at once. How an element of A or B is found (strides,
 // a transposition, a convolution's patch gathered on the fly) is the caller's: it gives
 // WGSL expressions. Accumulation is in f32, for each element of C in order of k, with

@@ -1,9 +1,11 @@
 // GEMM kernels in WGSL: C[b][m][n] = sum_k A[b][m][k] * B[b][k][n] of a GemmSpec
 // (kernel/gemm_plan.ts: row-major, A optionally stored [b][k][m], B [b][n][k]), as one
 // compute dispatch. Two kernels:
-// - the tiled product (gemm_tiles_wgsl.ts): workgroup-memory tiles of A and B, a
-//   register block per invocation, vec4 loads where a contiguous extent is a multiple
-//   of 4; the tile from the adapter's limits (defaultTile) or the tuner (gemm_tune.ts);
+// - the tiled product (gemm_tiles_wgsl.ts): workgroup-memory tiles of A and B (or, with
+//   `staging` "registers", a software adapter's, none: each invocation reads its own
+//   from storage), a register block per invocation, vec4 loads where a contiguous
+//   extent is a multiple of 4; the tile from the adapter's limits (defaultTile) or the
+//   tuner (gemm_tune.ts);
 // - the skinny kernel (gemm_skinny_wgsl.ts) for m <= SKINNY_MAX_ROWS, and for n = 1 by
 //   computing C^T = B^T A^T (the same memory when n = 1).
 //
