@@ -9,6 +9,11 @@ export function runningInNode(): boolean {
   return (globalThis as { process?: { versions?: { node?: string } } }).process?.versions?.node !== undefined;
 }
 
+/** The process's environment variable `name` in Node; undefined where unset, and in a browser (which has no environment). */
+export function environmentVariable(name: string): string | undefined {
+  return (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env?.[name];
+}
+
 /** Whether this environment has module Web Workers (a browser; Node has none). */
 export function hasWebWorkers(): boolean {
   return typeof (globalThis as { Worker?: unknown }).Worker === "function";

@@ -21,13 +21,13 @@
 
 import { Computation, HloModule } from "../../ir/computation.js";
 import { evaluateOptionsOf, type Backend, type DeviceBackend } from "../../runtime/backend.js";
-import { importNodeAdapter, runningInNode } from "../../runtime/host_environment.js";
+import { environmentVariable, importNodeAdapter, runningInNode } from "../../runtime/host_environment.js";
 import { deserializeComputation, serializeComputation, type SerializedProgram } from "../../runtime/serialize.js";
 import { verifyModule } from "../../ir/verify.js";
 import type { CompilerBackend } from "../backend_contract.js";
 import type { CompileOptions } from "../index.js";
 import { gpuAvailable, gpuContext } from "./adapter.js";
-import { rowWorkgroupsFor, webgpuCapabilities } from "./codegen.js";
+import { productStagingFor, rowWorkgroupsFor, webgpuCapabilities } from "./codegen.js";
 import { dumpGpuProgram, WebGpuExecutable, type GpuArray } from "./executable.js";
 import { planGpuProgram, type GpuStep } from "./program.js";
 import { allSteps } from "../control_flow.js";
@@ -43,14 +43,14 @@ import { dumpText } from "../dump_text.js";
  * subgroups misbehave; the tests compare both forms). Read at each compile.
  */
 function subgroupsAllowed(): boolean {
-  return (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env?.["XLATS_WEBGPU_SUBGROUPS"] !== "0";
+  return environmentVariable("XLATS_WEBGPU_SUBGROUPS") !== "0";
 }
 
 /** Compiles a module for the process's GPU: planned (passes, fusion, WGSL) and its pipelines compiled before it returns. */
 async function compileForGpu(module: HloModule, options: CompileOptions): Promise<WebGpuExecutable> {
   const started = performance.now();
   const gpu = await gpuContext();
-  return WebGpuExecutable.load(planGpuProgram(module, options, gpu.limits, gpu.subgroups && subgroupsAllowed(), rowWorkgroupsFor(gpu.software)), gpu, started);
+  return WebGpuExecutable.load(planGpuProgram(module, options, gpu.limits, gpu.subgroups && subgroupsAllowed(), rowWorkgroupsFor(gpu.software), productStagingFor(gpu.software)), gpu, started);
 }
 
 const asModule = (program: Computation | HloModule): HloModule => (program instanceof Computation ? new HloModule(program.name, program) : program);

@@ -33,7 +33,8 @@ import { raggedDotKernelWgsl } from "./ragged_dot_wgsl.js";
 import { WGSL_SORT_KEY_TYPES } from "./sort_wgsl.js";
 import { DEFAULT_SLOTS, gemmKernel, type GpuEpilogue } from "./gemm_wgsl.js";
 import { wgslOutputFusion, type ArgumentSlots } from "./epilogue_wgsl.js";
-import { DEFAULT_GPU_LIMITS, productStorage, tileName, type GpuKernel, type GpuLimits, type StorageType } from "./gemm_tiles_wgsl.js";
+import { DEFAULT_GPU_LIMITS, productStorage, tileName, type GpuKernel, type GpuLimits, type StorageType, type TileStaging } from "./gemm_tiles_wgsl.js";
+import { environmentVariable } from "../../runtime/host_environment.js";
 import { probedCapabilities, type LoweringCapabilities } from "../kernel/capabilities.js";
 import type { Declined } from "../kernel/declined.js";
 import type { VectorTarget } from "../kernel/loop_schedule.js";
@@ -125,7 +126,7 @@ export const gpuReduceTarget = (limits: GpuLimits, rowBuffers = true): ReduceTar
 
 /** Whether row pipelines may keep rows in workgroup memory: yes, unless XLATS_WEBGPU_ROW_BUFFERS is "0" (to compare both forms). Read at each compile. */
 export function rowBuffersAllowed(): boolean {
-  return (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env?.["XLATS_WEBGPU_ROW_BUFFERS"] !== "0";
+  return environmentVariable("XLATS_WEBGPU_ROW_BUFFERS") !== "0";
 }
 
 /**
@@ -146,12 +147,26 @@ export const SOFTWARE_ROW_WORKGROUPS = 64;
  * (a positive integer, or "all": a row per workgroup; to compare both forms). Read at each compile.
  */
 export function rowWorkgroupsFor(software: boolean): number {
-  const value = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env?.["XLATS_WEBGPU_ROW_WORKGROUPS"];
+  const value = environmentVariable("XLATS_WEBGPU_ROW_WORKGROUPS");
   if (value === undefined || value === "") return software ? SOFTWARE_ROW_WORKGROUPS : Infinity;
   if (value === "all") return Infinity;
   const n = Number(value);
   if (!Number.isSafeInteger(n) || n < 1) throw new CompileError(`XLATS_WEBGPU_ROW_WORKGROUPS must be a positive integer or "all", not ${JSON.stringify(value)}`);
   return n;
+}
+
+/**
+ * How the GEMM and convolution kernels stage their operands on this adapter
+ * (gemm_tiles_wgsl.ts TileStaging): read from storage on a software adapter, where a
+ * workgroup's start (its workgroup memory zeroed) and each barrier are costly, in
+ * workgroup memory on a GPU; XLATS_WEBGPU_GEMM_STAGING ("workgroup" or "registers")
+ * chooses for any adapter, to compare both forms. Read at each compile.
+ */
+export function productStagingFor(software: boolean): TileStaging {
+  const value = environmentVariable("XLATS_WEBGPU_GEMM_STAGING");
+  if (value === undefined || value === "") return software ? "registers" : "workgroup";
+  if (value === "workgroup" || value === "registers") return value;
+  throw new CompileError(`XLATS_WEBGPU_GEMM_STAGING must be "workgroup" or "registers", not ${JSON.stringify(value)}`);
 }
 
 /**
@@ -183,8 +198,8 @@ export function wgslFusionKernel(fused: Computation, limits: GpuLimits, subgroup
  * integer result; the rest is declined (WGSL has no f64 nor 64-bit integers; pred;
  * s32 or u32 operands of a float result).
  */
-function wgslProductKernel(inst: Instruction, limits: GpuLimits, fused?: { readonly epilogue: GpuEpilogue; readonly slots: ArgumentSlots }): WgslKernel | Declined {
-  const options = { memory: "device" as const, ...(fused !== undefined ? { epilogue: fused.epilogue, slots: fused.slots } : {}) };
+function wgslProductKernel(inst: Instruction, limits: GpuLimits, staging: TileStaging, fused?: { readonly epilogue: GpuEpilogue; readonly slots: ArgumentSlots }): WgslKernel | Declined {
+  const options = { memory: "device" as const, staging, ...(fused !== undefined ? { epilogue: fused.epilogue, slots: fused.slots } : {}) };
   const buffers = (fused?.slots ?? DEFAULT_SLOTS).out + 1;
   if (inst.opcode === "dot") {
     const gemm = dotGemm(inst as Instruction<"dot">);
@@ -220,10 +235,10 @@ function dotGemm(dot: Instruction<"dot">): { readonly spec: GemmSpec; readonly t
 }
 
 /** The kernel of output fusion `fused`: its dot or convolution with the epilogue in the store, or why not. */
-export function wgslOutputFusionKernel(fused: Computation, limits: GpuLimits): WgslKernel | Declined {
+export function wgslOutputFusionKernel(fused: Computation, limits: GpuLimits, staging: TileStaging = "workgroup"): WgslKernel | Declined {
   const f = wgslOutputFusion(fused);
   if ("declined" in f) return f;
-  const kernel = wgslProductKernel(f.core.core, limits, f);
+  const kernel = wgslProductKernel(f.core.core, limits, staging, f);
   return "declined" in kernel ? kernel : { ...kernel, what: `${kernel.what}, epilogue fused` };
 }
 
@@ -239,7 +254,7 @@ function asWgslKernel(k: GpuKernel | Declined, name: string, buffers: number): W
 }
 
 /** The ops other than fusions that this backend compiles, each to the kernel of its own that computes it (or why not), for an adapter's limits. */
-export const OP_KERNELS: Partial<Record<Opcode, (inst: Instruction, limits: GpuLimits) => WgslKernel | Declined>> = {
+export const OP_KERNELS: Partial<Record<Opcode, (inst: Instruction, limits: GpuLimits, staging: TileStaging) => WgslKernel | Declined>> = {
   dot: wgslProductKernel,
   convolution: wgslProductKernel,
   gather: (inst) => gatherKernelWgsl(inst as Instruction<"gather">, MAX_WORKGROUPS_PER_DIMENSION),

@@ -27,7 +27,7 @@ import type { ArgumentSlots } from "./epilogue_wgsl.js";
 import { storageBytes } from "../../types/element_type.js";
 import {
   defaultTile, deviceMemoryDeclarations, operandAccess, productStorage, productValue, renderTiledProduct, resultAccess, storageHelpers, type GemmTile, type GpuBinding,
-  type GpuKernel, type GpuLimits, type KernelChoice, type KernelMemory, type StorageType, type TileOperand,
+  type GpuKernel, type GpuLimits, type KernelChoice, type KernelMemory, type StorageType, type TileOperand, type TileStaging,
 } from "./gemm_tiles_wgsl.js";
 
 /** A convolution as the WGSL kernel sees it; every stride in elements of its operand's buffer. */
@@ -146,6 +146,8 @@ function maxElement(g: ConvWgslGeometry, which: "input" | "kernel" | "output"): 
 
 export interface ConvWgslOptions {
   readonly tile?: GemmTile;
+  /** As for the GEMM: how the default tile stages its operands (default "workgroup"). */
+  readonly staging?: TileStaging;
   readonly vectorLoads?: boolean;
   /** As for the GEMM; the site's row is the output pixel (batch, then spatial positions), col the output feature, index the element's offset in `out`. */
   readonly epilogue?: GpuEpilogue;
@@ -267,7 +269,7 @@ export function convKernel(g: ConvWgslGeometry, limits: GpuLimits, options: Conv
     if (bd.byteSize > limits.maxStorageBufferBindingSize) return { declined: `webgpu convolution: binding ${bd.name} (${bd.byteSize} bytes) exceeds maxStorageBufferBindingSize ${limits.maxStorageBufferBindingSize}` };
   }
   const declarations = [memory === "device" ? deviceMemoryDeclarations(atomic) : "", storageHelpers([inputType, kernelType], epilogue?.declarations, outputType), x.declaration, w.declaration, epilogue === undefined || memory === "bindings" ? result.declaration : "", epilogue?.declarations ?? "", functions.join("\n")].filter((s) => s !== "").join("\n");
-  const tile = options.tile ?? defaultTile(G, pixels, og, limits);
+  const tile = options.tile ?? defaultTile(G, pixels, og, limits, options.staging);
   if ("declined" in tile) return tile;
   const rendered = renderTiledProduct(
     { count: G, rows: pixels, cols: og, depth, declarations, accumulator, a, b, store, ...(storeVector !== undefined ? { storeVector } : {}), ...(storePair !== undefined ? { storePair } : {}) },

@@ -6,7 +6,9 @@
 // tile of C: it walks k in steps of BK, each step loading the BM x BK slice of A and
 // the BK x BN slice of B into workgroup memory (zeros past the edges), then each
 // invocation multiplies its RM x RN block (RN = 4 x vec4sPerThread columns) from there,
-// its accumulators in registers as vec4s. Where the operand's contiguous dimension is a
+// its accumulators in registers as vec4s. A software adapter's tiles (TileStaging
+// "registers") skip the workgroup memory: each invocation reads the elements its block
+// needs straight from storage. Where the operand's contiguous dimension is a
 // multiple of 4, a load reads a vec4 at once. How an element of A or B is found (strides,
 // a transposition, a convolution's patch gathered on the fly) is the caller's: it gives
 // WGSL expressions. Accumulation is in f32, for each element of C in order of k, with
@@ -82,21 +84,35 @@ export type KernelChoice =
       readonly vectorLoads: { readonly lhs: boolean; readonly rhs: boolean } }
   | { readonly kind: "skinny"; readonly columnsPerWorkgroup: number; readonly depthSlices: number; readonly swapped: boolean; readonly vectorLoads: boolean };
 
+/**
+ * Where a tile's operands pass on their way to the multiply-adds: "workgroup" (the
+ * default), staged in workgroup memory a BK-deep slice at a time, each element loaded
+ * once for the workgroup, two barriers a slice; "registers", read by each invocation
+ * straight from storage into registers, no workgroup memory and no barrier, each
+ * element loaded again by every invocation that needs it. A GPU wants the first (its
+ * memory is far, its barriers cheap); a software adapter the second (SOFTWARE_TILES).
+ */
+export type TileStaging = "workgroup" | "registers";
+
 /** A tile of the tiled product: threadsX x threadsY invocations, each rowsPerThread x (4 x vec4sPerThread) outputs. */
 export interface GemmTile {
   readonly threadsX: number;
   readonly threadsY: number;
   readonly rowsPerThread: number;
   readonly vec4sPerThread: number;
-  /** Steps of k per load into workgroup memory (a multiple of 4). */
+  /** Steps of k per load into workgroup memory; with staging "registers", per turn of the k loop where the depth is a multiple of it (else one). A multiple of 4. */
   readonly depth: number;
+  /** Absent: "workgroup" (the GPU's tiles stay as they were, names and WGSL). */
+  readonly staging?: TileStaging;
 }
 
 export const tileRows = (t: GemmTile): number => t.threadsY * t.rowsPerThread;
 export const tileCols = (t: GemmTile): number => t.threadsX * t.vec4sPerThread * 4;
-/** Workgroup memory of a tile: BK x BM floats of A and BK x BN of B (each a plain f32 array). */
-export const tileStorageBytes = (t: GemmTile): number => 4 * t.depth * (tileRows(t) + tileCols(t));
-export const tileName = (t: GemmTile): string => `${tileRows(t)}x${tileCols(t)}x${t.depth} (${t.threadsX}x${t.threadsY} threads, ${t.rowsPerThread}x${4 * t.vec4sPerThread} each)`;
+export const tileStaging = (t: GemmTile): TileStaging => t.staging ?? "workgroup";
+/** Workgroup memory of a tile: BK x BM floats of A and BK x BN of B (each a plain f32 array); none when read from storage. */
+export const tileStorageBytes = (t: GemmTile): number => (tileStaging(t) === "registers" ? 0 : 4 * t.depth * (tileRows(t) + tileCols(t)));
+export const tileName = (t: GemmTile): string =>
+  `${tileRows(t)}x${tileCols(t)}x${t.depth}${tileStaging(t) === "registers" ? " from storage" : ""} (${t.threadsX}x${t.threadsY} threads, ${t.rowsPerThread}x${4 * t.vec4sPerThread} each)`;
 
 /**
  * The tiles the kernels choose among, largest first: 128x128 (8x8 per invocation) for
@@ -120,11 +136,33 @@ export function tileProblem(t: GemmTile, limits: GpuLimits): string | undefined 
   return undefined;
 }
 
-/** The tiles an adapter can run. */
-export const fittingTiles = (limits: GpuLimits): GemmTile[] => TILE_CANDIDATES.filter((t) => tileProblem(t, limits) === undefined);
+/**
+ * The tiles read from storage (staging "registers") a software adapter chooses among,
+ * largest first: 64x64 (8x8 outputs an invocation), 32x32 (4x4), 16x32 (2x4), each
+ * 64 invocations. On SwiftShader (2026-12-02, 2 cores, CPU a run of the encoder's
+ * 128x256x256, 128x256x1024 and 128x1024x256) 8x8 outputs an invocation cost 10-30%
+ * less than 4x4 (in workgroups of 64 or 256) or 4x8: each element loaded serves
+ * more multiply-adds; docs/benchmarks.md, "The WGSL GEMM on a software adapter".
+ */
+export const SOFTWARE_TILES: readonly GemmTile[] = [
+  { threadsX: 8, threadsY: 8, rowsPerThread: 8, vec4sPerThread: 2, depth: 4, staging: "registers" },
+  { threadsX: 8, threadsY: 8, rowsPerThread: 4, vec4sPerThread: 1, depth: 4, staging: "registers" },
+  { threadsX: 8, threadsY: 8, rowsPerThread: 2, vec4sPerThread: 1, depth: 4, staging: "registers" },
+];
+
+/** The tiles an adapter can run, of one staging. */
+export const fittingTiles = (limits: GpuLimits, staging: TileStaging = "workgroup"): GemmTile[] =>
+  (staging === "registers" ? SOFTWARE_TILES : TILE_CANDIDATES).filter((t) => tileProblem(t, limits) === undefined);
 
 /** Workgroups a product over `count` x rows x cols gets with a tile. */
 export const tileGroups = (t: GemmTile, count: number, rows: number, cols: number): number => count * Math.ceil(rows / tileRows(t)) * Math.ceil(cols / tileCols(t));
+
+/**
+ * Workgroups a product read from storage gets at least where a smaller tile gives them:
+ * a software adapter runs workgroups on the CPU's cores (a thread each), and a few
+ * workgroups a core keep them busy while larger tiles do more work per load.
+ */
+export const SOFTWARE_MIN_WORKGROUPS = 8;
 
 /**
  * The untuned choice: the largest tile that still gives the GPU at least 64 workgroups
@@ -132,10 +170,12 @@ export const tileGroups = (t: GemmTile, count: number, rows: number, cols: numbe
  * when none does. Larger tiles reuse each loaded element more (BM x BN x BK multiply-adds
  * per BK x (BM + BN) loads) but leave cores idle on small products.
  */
-export function defaultTile(count: number, rows: number, cols: number, limits: GpuLimits): GemmTile | Declined {
-  const fitting = fittingTiles(limits);
-  if (fitting.length === 0) return { declined: `webgpu gemm: no tile fits the adapter's limits (${tileProblem(TILE_CANDIDATES[TILE_CANDIDATES.length - 1]!, limits)})` };
-  return fitting.find((t) => tileGroups(t, count, rows, cols) >= 64) ?? fitting[fitting.length - 1]!;
+export function defaultTile(count: number, rows: number, cols: number, limits: GpuLimits, staging: TileStaging = "workgroup"): GemmTile | Declined {
+  const fitting = fittingTiles(limits, staging);
+  const candidates = staging === "registers" ? SOFTWARE_TILES : TILE_CANDIDATES;
+  if (fitting.length === 0) return { declined: `webgpu gemm: no tile fits the adapter's limits (${tileProblem(candidates[candidates.length - 1]!, limits)})` };
+  const enough = staging === "registers" ? SOFTWARE_MIN_WORKGROUPS : 64;
+  return fitting.find((t) => tileGroups(t, count, rows, cols) >= enough) ?? fitting[fitting.length - 1]!;
 }
 
 /**
@@ -575,6 +615,90 @@ const ARITHMETIC: Record<Accumulator, Arithmetic> = {
   i32: { scalar: "i32", vector: "vec4<i32>", zero: "0i", madd: (a, b, acc) => `${acc} + ${a} * ${b}` },
 };
 
+/** The k loop of a tile staged in workgroup memory: each BK-deep slice of A and B loaded by the workgroup, then multiplied from there. */
+function stagedLoop(p: TiledProduct, tile: GemmTile, arith: Arithmetic, rowEnd: string, k: { readonly low?: string; readonly end: string }, vectorA: boolean, vectorB: boolean): string[] {
+  const BM = tileRows(tile), BN = tileCols(tile), BK = tile.depth;
+  const { rowsPerThread: RM, vec4sPerThread: NV } = tile;
+  const threads = tile.threadsX * tile.threadsY;
+  const acc = (i: number, v: number): string => `acc_${i}_${v}`;
+  const lines: string[] = [];
+  lines.push(`  for (var k0 = ${p.schedule !== undefined ? `kBegin / ${u(BK)} * ${u(BK)}` : "0u"}; k0 < ${k.end}; k0 = k0 + ${u(BK)}) {`);
+  lines.push(tileLoad(p.a, "A", BM, BK, threads, "row0", rowEnd, k, vectorA, arith));
+  lines.push(tileLoad(p.b, "B", BN, BK, threads, "col0", u(p.cols), k, vectorB, arith));
+  lines.push("    workgroupBarrier();");
+  lines.push(`    for (var kk = 0u; kk < ${u(BK)}; kk = kk + 1u) {`);
+  for (let v = 0; v < NV; v++) {
+    lines.push(`      let bAt_${v} = kk * ${u(BN)} + (lid.x * ${u(NV)} + ${u(v)}) * 4u;`);
+    lines.push(`      let b_${v} = ${arith.vector}(tileB[bAt_${v}], tileB[bAt_${v} + 1u], tileB[bAt_${v} + 2u], tileB[bAt_${v} + 3u]);`);
+  }
+  for (let i = 0; i < RM; i++) {
+    lines.push(`      let a_${i} = ${arith.vector}(tileA[kk * ${u(BM)} + lid.y * ${u(RM)} + ${u(i)}]);`);
+    for (let v = 0; v < NV; v++) lines.push(`      ${acc(i, v)} = ${arith.madd(`a_${i}`, `b_${v}`, acc(i, v))};`);
+  }
+  lines.push("    }");
+  lines.push("    workgroupBarrier();");
+  lines.push("  }");
+  return lines;
+}
+
+/**
+ * The k loop of a tile read from storage (staging "registers"): each invocation loads
+ * the elements of A and B its block needs straight from the operands, `depth` steps of
+ * k a turn where the product's depth is a multiple of it (one otherwise), vec4s along
+ * an operand's contiguous dimension where allowed. No workgroup memory and no barrier:
+ * on a software adapter those cost more than the loads repeated between invocations
+ * (docs/backends.md). Rows and columns past the edges read the last row or column (in
+ * range: their sums are never stored), so the loads need no test; each element of C is
+ * summed in order of k with the same multiply-adds as the staged loop.
+ */
+function registerLoop(p: TiledProduct, tile: GemmTile, arith: Arithmetic, vectorA: boolean, vectorB: boolean): string[] {
+  const { rowsPerThread: RM, vec4sPerThread: NV } = tile;
+  const steps = p.depth % tile.depth === 0 ? tile.depth : 1;
+  const acc = (i: number, v: number): string => `acc_${i}_${v}`;
+  const lines: string[] = [];
+  const lastRow = u(Math.max(p.rows - 1, 0)), lastCol = u(Math.max(p.cols - 1, 0));
+  // A vec4 along the outer dimension covers 4 rows (columns) from a multiple of 4: all in range or all past the edge, the extent being a multiple of 4.
+  const aOuterVectors = vectorA && p.a.vector !== undefined && p.a.contiguous === "outer" && RM % 4 === 0;
+  const aKVectors = vectorA && p.a.vector !== undefined && p.a.contiguous === "k" && steps % 4 === 0;
+  const bOuterVectors = vectorB && p.b.vector !== undefined && p.b.contiguous === "outer";
+  const bKVectors = vectorB && p.b.vector !== undefined && p.b.contiguous === "k" && steps % 4 === 0;
+  lines.push(`  let rowBase = row0 + lid.y * ${u(RM)};`);
+  lines.push(`  let colBase = col0 + lid.x * ${u(4 * NV)};`);
+  if (aOuterVectors) for (let q = 0; q < RM / 4; q++) lines.push(`  let ar4_${q} = min(rowBase + ${u(4 * q)}, ${u(Math.max(p.rows - 4, 0))});`);
+  else for (let i = 0; i < RM; i++) lines.push(`  let ar_${i} = min(rowBase + ${u(i)}, ${lastRow});`);
+  for (let v = 0; v < NV; v++) {
+    if (bOuterVectors) lines.push(`  let bc4_${v} = min(colBase + ${u(4 * v)}, ${u(Math.max(p.cols - 4, 0))});`);
+    else for (let j = 0; j < 4; j++) lines.push(`  let bc_${v}_${j} = min(colBase + ${u(4 * v + j)}, ${lastCol});`);
+  }
+  lines.push(`  for (var k0 = 0u; k0 < ${u(p.depth)}; k0 = k0 + ${u(steps)}) {`);
+  const kAt = (s: number): string => (s === 0 ? "k0" : `k0 + ${u(s)}`);
+  // A's value of row i at step s (a scalar of the accumulator's type).
+  const aValue: (i: number, s: number) => string = aOuterVectors ? (i, s) => `a4_${s}_${Math.floor(i / 4)}[${i % 4}]`
+    : aKVectors ? (i, s) => `ak_${i}_${Math.floor(s / 4)}[${s % 4}]`
+    : (i, s) => `a_${i}_${s}`;
+  for (let s = 0; s < steps; s++) {
+    if (aOuterVectors) for (let q = 0; q < RM / 4; q++) lines.push(`    let a4_${s}_${q} = ${p.a.vector!(`ar4_${q}`, kAt(s), "z")};`);
+    else if (aKVectors) { if (s % 4 === 0) for (let i = 0; i < RM; i++) lines.push(`    let ak_${i}_${s / 4} = ${p.a.vector!(`ar_${i}`, kAt(s), "z")};`); }
+    else for (let i = 0; i < RM; i++) lines.push(`    let a_${i}_${s} = ${p.a.scalar(`ar_${i}`, kAt(s), "z")};`);
+  }
+  for (let s = 0; s < steps; s++) {
+    for (let v = 0; v < NV; v++) {
+      if (bOuterVectors) lines.push(`    let b_${v}_${s} = ${p.b.vector!(`bc4_${v}`, kAt(s), "z")};`);
+      else if (bKVectors) {
+        if (s % 4 === 0) for (let j = 0; j < 4; j++) lines.push(`    let bk_${v}_${j}_${s / 4} = ${p.b.vector!(`bc_${v}_${j}`, kAt(s), "z")};`);
+        lines.push(`    let b_${v}_${s} = ${arith.vector}(${[0, 1, 2, 3].map((j) => `bk_${v}_${j}_${Math.floor(s / 4)}[${s % 4}]`).join(", ")});`);
+      } else lines.push(`    let b_${v}_${s} = ${arith.vector}(${[0, 1, 2, 3].map((j) => p.b.scalar(`bc_${v}_${j}`, kAt(s), "z")).join(", ")});`);
+    }
+  }
+  for (let s = 0; s < steps; s++) {
+    for (let i = 0; i < RM; i++) {
+      for (let v = 0; v < NV; v++) lines.push(`    ${acc(i, v)} = ${arith.madd(`${arith.vector}(${aValue(i, s)})`, `b_${v}_${s}`, acc(i, v))};`);
+    }
+  }
+  lines.push("  }");
+  return lines;
+}
+
 /**
  * The WGSL of a tiled product, and its dispatch. `vectorA` / `vectorB`: whether the
  * operand's vector loads may be used (the caller has checked that its contiguous
@@ -585,7 +709,6 @@ export function renderTiledProduct(p: TiledProduct, tile: GemmTile, limits: GpuL
   if (problem !== undefined) return { declined: `webgpu gemm: tile ${tileName(tile)}: ${problem}` };
   const BM = tileRows(tile), BN = tileCols(tile), BK = tile.depth;
   const { threadsX: TX, threadsY: TY, rowsPerThread: RM, vec4sPerThread: NV } = tile;
-  const threads = TX * TY;
   const tilesM = Math.ceil(p.rows / BM), tilesN = Math.ceil(p.cols / BN);
   const s = p.schedule;
   const groups = s !== undefined ? s.workgroups : p.rows === 0 || p.cols === 0 ? 0 : p.count * tilesM * tilesN;
@@ -593,11 +716,15 @@ export function renderTiledProduct(p: TiledProduct, tile: GemmTile, limits: GpuL
   if ("declined" in dispatch) return dispatch;
   const acc = (i: number, v: number): string => `acc_${i}_${v}`;
   const arith = ARITHMETIC[p.accumulator ?? "f32"];
+  const staged = tileStaging(tile) === "workgroup";
+  if (!staged && s !== undefined) return { declined: `webgpu gemm: tile ${tileName(tile)}: a grouped product's tiles are staged in workgroup memory` };
   const lines: string[] = [];
   lines.push(p.declarations);
   if (s !== undefined) lines.push(s.declarations);
-  lines.push(`var<workgroup> tileA: array<${arith.scalar}, ${BK * BM}>;`);
-  lines.push(`var<workgroup> tileB: array<${arith.scalar}, ${BK * BN}>;`);
+  if (staged) {
+    lines.push(`var<workgroup> tileA: array<${arith.scalar}, ${BK * BM}>;`);
+    lines.push(`var<workgroup> tileB: array<${arith.scalar}, ${BK * BN}>;`);
+  }
   lines.push("");
   lines.push(`@compute @workgroup_size(${TX}, ${TY}, 1)`);
   lines.push("fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>, @builtin(local_invocation_index) li: u32) {");
@@ -616,22 +743,8 @@ export function renderTiledProduct(p: TiledProduct, tile: GemmTile, limits: GpuL
   const rowEnd = s !== undefined ? "rowEnd" : u(p.rows);
   const k = s !== undefined ? { low: "kBegin", end: "kEnd" } : { end: u(p.depth) };
   for (let i = 0; i < RM; i++) for (let v = 0; v < NV; v++) lines.push(`  var ${acc(i, v)} = ${arith.vector}(${arith.zero});`);
-  lines.push(`  for (var k0 = ${s !== undefined ? `kBegin / ${u(BK)} * ${u(BK)}` : "0u"}; k0 < ${k.end}; k0 = k0 + ${u(BK)}) {`);
-  lines.push(tileLoad(p.a, "A", BM, BK, threads, "row0", rowEnd, k, vectorA, arith));
-  lines.push(tileLoad(p.b, "B", BN, BK, threads, "col0", u(p.cols), k, vectorB, arith));
-  lines.push("    workgroupBarrier();");
-  lines.push(`    for (var kk = 0u; kk < ${u(BK)}; kk = kk + 1u) {`);
-  for (let v = 0; v < NV; v++) {
-    lines.push(`      let bAt_${v} = kk * ${u(BN)} + (lid.x * ${u(NV)} + ${u(v)}) * 4u;`);
-    lines.push(`      let b_${v} = ${arith.vector}(tileB[bAt_${v}], tileB[bAt_${v} + 1u], tileB[bAt_${v} + 2u], tileB[bAt_${v} + 3u]);`);
-  }
-  for (let i = 0; i < RM; i++) {
-    lines.push(`      let a_${i} = ${arith.vector}(tileA[kk * ${u(BM)} + lid.y * ${u(RM)} + ${u(i)}]);`);
-    for (let v = 0; v < NV; v++) lines.push(`      ${acc(i, v)} = ${arith.madd(`a_${i}`, `b_${v}`, acc(i, v))};`);
-  }
-  lines.push("    }");
-  lines.push("    workgroupBarrier();");
-  lines.push("  }");
+  if (staged) lines.push(...stagedLoop(p, tile, arith, rowEnd, k, vectorA, vectorB));
+  else lines.push(...registerLoop(p, tile, arith, vectorA, vectorB));
   for (let i = 0; i < RM; i++) {
     lines.push(`  let row_${i} = row0 + lid.y * ${u(RM)} + ${u(i)};`);
     lines.push(`  if (row_${i} < ${rowEnd}) {`);

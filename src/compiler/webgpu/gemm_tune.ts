@@ -1,7 +1,9 @@
 // The GEMM tuner: times the tiled kernel of a spec with each tile the adapter fits (at
 // most a few, largest first) and keeps the fastest. Optional and cheap: one timed run
-// per candidate, done once per spec and adapter when a cache is passed. Timing is the
-// caller's (the backend owns the device): `measure` returns seconds per dispatch.
+// per candidate, done once per spec and adapter when a cache is passed. The candidates
+// are the tiles of the options' staging (workgroup memory, or a software adapter's tiles
+// read from storage). Timing is the caller's (the backend owns the device): `measure`
+// returns seconds per dispatch.
 // Specs the skinny kernel takes are not tuned (it has one layout per shape).
 
 import type { Declined } from "../kernel/declined.js";
@@ -24,7 +26,7 @@ export interface TunedGemm {
 export type GemmTuneCache = Map<string, GemmTile>;
 
 const cacheKey = (spec: GemmSpec, limits: GpuLimits, options: GemmWgslOptions): string =>
-  `${gemmKernelName(spec)} in ${options.lhsType ?? "f32"} x ${options.rhsType ?? "f32"} out ${options.outputType ?? "f32"} ${JSON.stringify(limits)}`;
+  `${gemmKernelName(spec)} in ${options.lhsType ?? "f32"} x ${options.rhsType ?? "f32"} out ${options.outputType ?? "f32"} staged in ${options.staging ?? "workgroup"} ${JSON.stringify(limits)}`;
 
 function asTuned(kernel: GpuKernel): GpuKernel {
   return kernel.choice.kind === "tiled" ? { ...kernel, choice: { ...kernel.choice, tileFrom: "tuner" } } : kernel;
@@ -45,7 +47,7 @@ export async function tuneGemm(
   }
   const timings: { tile: string; seconds: number }[] = [];
   let best: { kernel: GpuKernel; tile: GemmTile; seconds: number } | undefined;
-  for (const tile of fittingTiles(limits).slice(0, MAX_TUNED_TILES)) {
+  for (const tile of fittingTiles(limits, options.staging).slice(0, MAX_TUNED_TILES)) {
     const kernel = gemmKernel(spec, limits, { ...options, kind: "tiled", tile });
     if ("declined" in kernel) continue;
     const seconds = await measure(kernel);

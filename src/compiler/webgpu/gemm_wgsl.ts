@@ -1,9 +1,11 @@
 // GEMM kernels in WGSL: C[b][m][n] = sum_k A[b][m][k] * B[b][k][n] of a GemmSpec
 // (kernel/gemm_plan.ts: row-major, A optionally stored [b][k][m], B [b][n][k]), as one
 // compute dispatch. Two kernels:
-// - the tiled product (gemm_tiles_wgsl.ts): workgroup-memory tiles of A and B, a
-//   register block per invocation, vec4 loads where a contiguous extent is a multiple
-//   of 4; the tile from the adapter's limits (defaultTile) or the tuner (gemm_tune.ts);
+// - the tiled product (gemm_tiles_wgsl.ts): workgroup-memory tiles of A and B (or, with
+//   `staging` "registers", a software adapter's, none: each invocation reads its own
+//   from storage), a register block per invocation, vec4 loads where a contiguous
+//   extent is a multiple of 4; the tile from the adapter's limits (defaultTile) or the
+//   tuner (gemm_tune.ts);
 // - the skinny kernel (gemm_skinny_wgsl.ts) for m <= SKINNY_MAX_ROWS, and for n = 1 by
 //   computing C^T = B^T A^T (the same memory when n = 1).
 //
@@ -34,7 +36,7 @@ import { renderSkinny, SKINNY_MAX_ROWS, skinnyLayout } from "./gemm_skinny_wgsl.
 import { storageBytes } from "../../types/element_type.js";
 import {
   defaultTile, deviceMemoryDeclarations, memoryWords, type MemoryWords, operandAccess, productStorage, productValue, renderTiledProduct, resultAccess, storageHelpers, type GemmTile, type GpuBinding,
-  type GpuKernel, type GpuLimits, type KernelChoice, type KernelMemory, type StorageType, type TileOperand, type TileSchedule,
+  type GpuKernel, type GpuLimits, type KernelChoice, type KernelMemory, type StorageType, type TileOperand, type TileSchedule, type TileStaging,
 } from "./gemm_tiles_wgsl.js";
 
 /** What an epilogue's statements are given for one element of C. */
@@ -70,8 +72,10 @@ export interface GemmWgslOptions {
   readonly outputType?: StorageType;
   /** Force a kernel (default: "skinny" for m <= 4 or n = 1 with an f32 sum and result, else "tiled"). */
   readonly kind?: "tiled" | "skinny";
-  /** The tiled kernel's tile (default: defaultTile; the tuner passes its candidates). */
+  /** The tiled kernel's tile (default: defaultTile of `staging`; the tuner passes its candidates). */
   readonly tile?: GemmTile;
+  /** How the default tile stages its operands (default "workgroup"; a software adapter's backend: "registers", codegen.ts productStagingFor). */
+  readonly staging?: TileStaging;
   /** Whether vec4 loads may be used where alignment allows (default true; tests turn it off to cover the scalar loads). */
   readonly vectorLoads?: boolean;
   readonly epilogue?: GpuEpilogue;
@@ -212,7 +216,7 @@ export function gemmKernel(spec: GemmSpec, limits: GpuLimits, options: GemmWgslO
     return { code: rendered.code, entryPoint: "main", workgroupSize: [layout.threadsX, layout.threadsY, 1], dispatch: rendered.dispatch, bindings, choice, flops };
   }
 
-  const tile = options.tile ?? defaultTile(batch, m, n, limits);
+  const tile = options.tile ?? defaultTile(batch, m, n, limits, options.staging);
   if ("declined" in tile) return declined(spec, tile.declined);
   const rendered = renderTiledProduct(
     {

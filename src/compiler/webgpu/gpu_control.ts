@@ -74,6 +74,7 @@
 import { nestedLists, type ConditionalStep, type WhileStep } from "../control_flow.js";
 import type { GpuStep, GpuStepList } from "./program.js";
 import type { WgslKernel } from "./wgsl_kernel.js";
+import { environmentVariable } from "../../runtime/host_environment.js";
 
 /** Iterations a root loop's batch encodes at most: past the loop's end, fewer than this many gated (empty) iterations are encoded. */
 const MAX_BATCH = 64;
@@ -166,7 +167,7 @@ export interface GpuControlPlan {
  * iteration, every conditional its selector: to compare with). Read at each compile.
  */
 export function gpuControlAllowed(): boolean {
-  return (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env?.["XLATS_WEBGPU_GPU_LOOPS"] !== "0";
+  return environmentVariable("XLATS_WEBGPU_GPU_LOOPS") !== "0";
 }
 
 /** The kernels a list dispatches itself (kernel and copy steps), by program kernel index: not its loops' or conditionals' (regions of their own). */

@@ -36,7 +36,7 @@ import { unsupportedType } from "./wgsl_values.js";
 import { isElementType } from "../../types/element_type.js";
 import { fftPassesWgsl } from "./fft_wgsl.js";
 import { customCallKernelWgsl, PARAMETERIZED_KERNELS, type ParameterizedKernel } from "./linalg_wgsl.js";
-import { DEFAULT_GPU_LIMITS, productStorage, type GpuLimits } from "./gemm_tiles_wgsl.js";
+import { DEFAULT_GPU_LIMITS, productStorage, type GpuLimits, type TileStaging } from "./gemm_tiles_wgsl.js";
 import { dotDecomposerFor } from "../passes/dot_decomposer.js";
 import { gpuControlAllowed, planGpuControl, type GpuControlPlan } from "./gpu_control.js";
 import { STATUS_WORDS } from "./ragged_dot_wgsl.js";
@@ -138,21 +138,23 @@ const GPU_DOT_DECOMPOSER = dotDecomposerFor((types) => !isDeclined(productStorag
  * keeps a small product's epilogue as a loop kernel reading the product from cache):
  * on a GPU a second kernel is a second pass over memory.
  */
-export function planGpuProgram(program: Computation | HloModule, options: CompileOptions, limits: GpuLimits = DEFAULT_GPU_LIMITS, subgroups = false, rowWorkgroups = Infinity): GpuProgram {
+export function planGpuProgram(
+  program: Computation | HloModule, options: CompileOptions, limits: GpuLimits = DEFAULT_GPU_LIMITS, subgroups = false, rowWorkgroups = Infinity, productStaging: TileStaging = "workgroup",
+): GpuProgram {
   const input = withDonation(program instanceof HloModule ? program : new HloModule(program.name, program), options.donate);
   verifyModule(input);
   const pipeline = moduleHasQuantization(input) ? QUANTIZED_PIPELINE
-    : defaultPipeline(webgpuCapabilities(), { outputFusionProblem: (fused) => outputFusionProblem(fused, limits) }, [], GPU_DOT_DECOMPOSER);
+    : defaultPipeline(webgpuCapabilities(), { outputFusionProblem: (fused) => outputFusionProblem(fused, limits, productStaging) }, [], GPU_DOT_DECOMPOSER);
   const { module, log } = runPasses(input, options.passes ?? pipeline, {
     verify: options.verifyEachPass ?? false,
     ...(options.dumpAfterEach !== undefined ? { dump: options.dumpAfterEach } : {}),
   });
-  const steps = planProgramSteps(module, limits, subgroups, rowWorkgroups);
+  const steps = planProgramSteps(module, limits, subgroups, rowWorkgroups, productStaging);
   return { ...steps, control: planGpuControl(steps, gpuControlAllowed()), module, log, limits, subgroups };
 }
 
-function outputFusionProblem(fused: Computation, limits: GpuLimits): string | undefined {
-  const kernel = wgslOutputFusionKernel(fused, limits);
+function outputFusionProblem(fused: Computation, limits: GpuLimits, productStaging: TileStaging): string | undefined {
+  const kernel = wgslOutputFusionKernel(fused, limits, productStaging);
   return isDeclined(kernel) ? kernel.declined : undefined;
 }
 
@@ -164,6 +166,8 @@ interface PlanContext {
   readonly rowBuffers: boolean;
   /** The most workgroups a row kernel dispatches (codegen.ts rowWorkgroupsFor). */
   readonly rowWorkgroups: number;
+  /** How GEMM and convolution kernels stage their operands (codegen.ts productStagingFor). */
+  readonly productStaging: TileStaging;
   readonly kernels: WgslKernel[];
   readonly kernelBySource: Map<string, number>;
   readonly constants: ConstantLeaf[];
@@ -173,9 +177,9 @@ interface PlanContext {
   status: number | undefined;
 }
 
-function planProgramSteps(module: HloModule, limits: GpuLimits, subgroups: boolean, rowWorkgroups: number): Omit<GpuProgram, "module" | "log" | "limits" | "subgroups" | "control"> {
+function planProgramSteps(module: HloModule, limits: GpuLimits, subgroups: boolean, rowWorkgroups: number, productStaging: TileStaging): Omit<GpuProgram, "module" | "log" | "limits" | "subgroups" | "control"> {
   const ctx: PlanContext = {
-    limits, subgroups, rowBuffers: rowBuffersAllowed(), rowWorkgroups, kernels: [], kernelBySource: new Map(), constants: [], nested: new Map(), copyKernels: new Map(), status: undefined,
+    limits, subgroups, rowBuffers: rowBuffersAllowed(), rowWorkgroups, productStaging, kernels: [], kernelBySource: new Map(), constants: [], nested: new Map(), copyKernels: new Map(), status: undefined,
   };
   const { list, donation } = planSteps(module.entry, ctx, module);
   return {
@@ -268,7 +272,7 @@ function planSteps(entry: Computation, ctx: PlanContext, module?: HloModule): { 
         const { kind, calledComputation } = (inst as Instruction<"fusion">).attrs;
         if (addEmpty(inst)) continue;
         // An output fusion is its GEMM or convolution kernel with the epilogue in the store.
-        addKernelOrHost(inst, kind === "output" ? wgslOutputFusionKernel(calledComputation, limits) : wgslFusionKernel(calledComputation, limits, ctx.subgroups, ctx.rowBuffers, ctx.rowWorkgroups));
+        addKernelOrHost(inst, kind === "output" ? wgslOutputFusionKernel(calledComputation, limits, ctx.productStaging) : wgslFusionKernel(calledComputation, limits, ctx.subgroups, ctx.rowBuffers, ctx.rowWorkgroups));
         continue;
       }
       case "sort":
@@ -287,7 +291,7 @@ function planSteps(entry: Computation, ctx: PlanContext, module?: HloModule): { 
       default: {
         const opKernel = OP_KERNELS[inst.opcode] ?? PARAMETERIZED_KERNELS[inst.opcode];
         if (opKernel === undefined) break;
-        if (!addEmpty(inst)) addKernelOrHost(inst, opKernel(inst, limits));
+        if (!addEmpty(inst)) addKernelOrHost(inst, opKernel(inst, limits, ctx.productStaging));
         continue;
       }
     }

@@ -10,6 +10,7 @@ import { arrayShape, convGeneralDilated, Literal, parameter, XlaBuilder, type Co
 import { evaluate } from "../../../src/interpreter/evaluate.js";
 import type { Instruction } from "../../../src/ir/computation.js";
 import { convKernel, convWgslGeometry, convWgslGeometryOfPlan, type ConvWgslOptions } from "../../../src/compiler/webgpu/conv_wgsl.js";
+import { SOFTWARE_TILES } from "../../../src/compiler/webgpu/gemm_tiles_wgsl.js";
 /** The float types these standalone kernels are tested with. */
 type StorageType = "f32" | "f16" | "bf16";
 import { convGeometry } from "../../../src/compiler/kernel/conv_plan.js";
@@ -174,6 +175,18 @@ test("conv: vector and scalar loads, a forced 128x128 tile with groups, f16 and 
   await checkConv({ input: [1, 5, 6, 3], kernel: [2, 3, 3, 6] }, {}, undefined, { input: "bf16" });
   await checkConv({ input: [1, 5, 6, 3], kernel: [2, 3, 3, 5] }, {}, undefined, { input: "f32", kernel: "bf16" });
   await checkConv({ ...c, groups: 2, kernel: [3, 3, 4, 12] }, { tile: { threadsX: 16, threadsY: 16, rowsPerThread: 8, vec4sPerThread: 2, depth: 8 } });
+});
+
+// A software adapter's tiles read from storage (gemm_tiles_wgsl.ts staging "registers"):
+// the patch gathered by each invocation for its own rows, clamped at the edges.
+test("conv: tiles read from storage, vector and scalar loads, groups, a half result", { skip }, async () => {
+  const c: Case = { input: [2, 7, 7, 8], kernel: [3, 3, 8, 12], padding: [[1, 1], [1, 1]] };
+  for (const options of [{ staging: "registers" }, { staging: "registers", vectorLoads: false }, { tile: SOFTWARE_TILES[0]! }] as const) {
+    const kernel = await checkConv(c, options);
+    assert.ok(kernel.choice.kind === "tiled" && kernel.choice.tile.staging === "registers" && !/workgroupBarrier/.test(kernel.code));
+  }
+  await checkConv({ ...c, groups: 2, kernel: [3, 3, 4, 12], strides: [2, 1] }, { staging: "registers" });
+  await checkConv({ input: [1, 5, 6, 3], kernel: [2, 3, 3, 6] }, { staging: "registers" }, undefined, { input: "bf16" });
 });
 
 test("conv: an epilogue hook (bias + relu) gets each element's output feature and offset", { skip }, async () => {

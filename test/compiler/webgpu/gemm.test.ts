@@ -6,7 +6,7 @@
 import { after, test } from "node:test";
 import assert from "node:assert/strict";
 import { gemmKernel, type GemmWgslOptions } from "../../../src/compiler/webgpu/gemm_wgsl.js";
-import { fittingTiles, tileName, type GpuKernel } from "../../../src/compiler/webgpu/gemm_tiles_wgsl.js";
+import { fittingTiles, SOFTWARE_TILES, tileName, type GpuKernel } from "../../../src/compiler/webgpu/gemm_tiles_wgsl.js";
 
 /** The float types these standalone kernels are tested with. */
 type StorageType = "f32" | "f16" | "bf16";
@@ -114,6 +114,37 @@ test("tiled f32 gemm: every tile the adapter fits, vector and scalar loads", { s
   }
 });
 
+// A software adapter's tiles (staging "registers": no workgroup memory, no barrier; rows
+// and columns past the edges read clamped, k unrolled by 4 only where it divides k), on
+// shapes that are multiples of no tile, batched, in every layout, with vector and scalar
+// loads and f16 and bf16 operands; and chosen by default with `staging`.
+test("tiles read from storage: odd shapes, batches, every transposition, vector and scalar loads, halves", { skip }, async () => {
+  const cases: [GemmSpec, GemmWgslOptions][] = [];
+  for (const [t, tile] of SOFTWARE_TILES.entries()) {
+    const [lhsTransposed, rhsTransposed] = TRANSPOSITIONS[t % TRANSPOSITIONS.length]!;
+    cases.push([{ elementType: "f32", batch: 2, m: 67, n: 61, k: 71, lhsTransposed, rhsTransposed }, { kind: "tiled", tile }]);
+    cases.push([{ elementType: "f32", batch: 3, m: 36, n: 68, k: 40, lhsTransposed: !lhsTransposed, rhsTransposed: !rhsTransposed }, { kind: "tiled", tile, vectorLoads: t % 2 === 0 }]);
+  }
+  const tile = SOFTWARE_TILES[0]!;
+  for (const [lhsTransposed, rhsTransposed] of TRANSPOSITIONS) cases.push([{ elementType: "f32", batch: 1, m: 9, n: 132, k: 24, lhsTransposed, rhsTransposed }, { kind: "tiled", tile }]);
+  cases.push([{ elementType: "f32", batch: 2, m: 37, n: 29, k: 45 }, { lhsType: "f16", rhsType: "f16", kind: "tiled", tile }]);
+  cases.push([{ elementType: "f32", batch: 2, m: 40, n: 36, k: 64, rhsTransposed: true }, { lhsType: "bf16", rhsType: "bf16", outputType: "bf16", kind: "tiled", tile }]);
+  cases.push([{ elementType: "f32", batch: 1, m: 21, n: 6, k: 16, lhsTransposed: true }, { lhsType: "f16", rhsType: "bf16", outputType: "f16", kind: "tiled", tile }]);
+  for (const [spec, options] of cases) {
+    const { kernel } = await checkGemm(spec, options);
+    assert.ok(kernel.choice.kind === "tiled" && kernel.choice.tile.staging === "registers");
+    assert.doesNotMatch(kernel.code, /var<workgroup>|workgroupBarrier/, "no workgroup memory, no barrier");
+  }
+  // The default choice for staging "registers": the largest such tile that still gives enough workgroups.
+  const chosen = await checkGemm({ elementType: "f32", batch: 1, m: 128, n: 256, k: 20 }, { staging: "registers" });
+  assert.equal(chosen.kernel.choice.kind === "tiled" && tileName(chosen.kernel.choice.tile), tileName(SOFTWARE_TILES[0]!));
+  const small = await checkGemm({ elementType: "f32", batch: 1, m: 30, n: 50, k: 7 }, { staging: "registers" });
+  assert.equal(small.kernel.choice.kind === "tiled" && tileName(small.kernel.choice.tile), tileName(SOFTWARE_TILES.at(-1)!));
+  // Without the option (a GPU's choice), the staged tiles as before.
+  const staged = gemmKernel({ elementType: "f32", batch: 1, m: 128, n: 256, k: 20 }, dev!.limits);
+  assert.ok(!isDeclined(staged) && staged.choice.kind === "tiled" && staged.choice.tile.staging === undefined && /workgroupBarrier/.test(staged.code));
+});
+
 test("batched gemm: each batch's matrices from their own offsets", { skip }, async () => {
   await checkGemm({ elementType: "f32", batch: 3, m: 20, n: 12, k: 9 }, { kind: "tiled" });
   await checkGemm({ elementType: "f32", batch: 5, m: 17, n: 33, k: 16, lhsTransposed: true }, { kind: "tiled" });
@@ -145,13 +176,13 @@ test("skinny gemm: a wide B is shared out in narrower column blocks, k split fur
 });
 
 test("empty products: k = 0 writes zeros; m or n = 0 dispatches nothing", { skip }, async () => {
-  for (const kind of ["tiled", "skinny"] as const) {
+  for (const [kind, staging] of [["tiled", "workgroup"], ["tiled", "registers"], ["skinny", "workgroup"]] as const) {
     const spec: GemmSpec = { elementType: "f32", batch: 2, m: 3, n: 5, k: 0 };
-    const kernel = gemmKernel(spec, dev!.limits, { kind });
+    const kernel = gemmKernel(spec, dev!.limits, { kind, staging });
     if (isDeclined(kernel)) throw new Error(kernel.declined);
     // Poison the output first: the kernel must write every element.
     const bytes = await runOnce(dev!, kernel, new Map([[2, new Float32Array(30).fill(Number.NaN)]]));
-    assert.deepEqual(Array.from(new Float32Array(bytes.buffer, 0, 30)), new Array(30).fill(0), kind);
+    assert.deepEqual(Array.from(new Float32Array(bytes.buffer, 0, 30)), new Array(30).fill(0), `${kind} ${staging}`);
   }
   const empty = gemmKernel({ elementType: "f32", batch: 1, m: 0, n: 7, k: 3 }, dev!.limits);
   assert.ok(!isDeclined(empty) && empty.dispatch[0] === 0);
@@ -182,11 +213,11 @@ test("bf16 inputs (packed pairs, widened by shifts) accumulate in f32, mixed wit
 });
 
 test("an epilogue hook stores the fused result: bias add + relu", { skip }, async () => {
-  for (const [m, n, k, kind] of [[19, 23, 17, "tiled"], [2, 50, 40, "skinny"], [30, 1, 8, "skinny"]] as const) {
+  for (const [m, n, k, kind, staging] of [[19, 23, 17, "tiled", "workgroup"], [19, 23, 17, "tiled", "registers"], [2, 50, 40, "skinny", "workgroup"], [30, 1, 8, "skinny", "workgroup"]] as const) {
     const spec: GemmSpec = { elementType: "f32", batch: 2, m, n, k };
     const a = randomHalves(2 * m * k), b = randomHalves(2 * k * n), bias = randomHalves(n);
     const kernel = gemmKernel(spec, dev!.limits, {
-      kind,
+      kind, staging,
       epilogue: {
         declarations: "@group(0) @binding(3) var<storage, read> bias: array<f32>;",
         bindings: [{ binding: 3, name: "bias", role: "epilogue", access: "read", byteSize: 4 * n }],

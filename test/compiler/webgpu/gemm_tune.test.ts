@@ -57,3 +57,23 @@ test("tuned on the device: the chosen kernel is the fastest timed and computes t
   const got = new Float32Array(bytes.buffer, 0, spec.m * spec.n);
   gemmReference(spec, a, b).forEach((v, i) => assert.ok(Math.abs(got[i]! - v) <= 64 * 2 ** -24 * 16, `element ${i}: ${got[i]} vs ${v}`));
 });
+
+test("a software adapter's staging tunes among the tiles read from storage, cached apart from the staged ones", async () => {
+  const measured: string[] = [];
+  const clock = async (kernel: GpuKernel) => {
+    const name = kernel.choice.kind === "tiled" ? tileName(kernel.choice.tile) : "";
+    measured.push(name);
+    return measured.length === 3 ? 1 : 2;
+  };
+  const cache: GemmTuneCache = new Map();
+  const tuned = await tuneGemm(spec, DEFAULT_GPU_LIMITS, clock, { staging: "registers" }, cache);
+  if (isDeclined(tuned)) throw new Error(tuned.declined);
+  const tiles = fittingTiles(DEFAULT_GPU_LIMITS, "registers").slice(0, MAX_TUNED_TILES);
+  assert.deepEqual(measured, tiles.map(tileName));
+  assert.ok(tiles.every((t) => t.staging === "registers"));
+  assert.equal(tuned.kernel.choice.kind === "tiled" && tileName(tuned.kernel.choice.tile), tileName(tiles[2]!));
+  // The staged tiles' tuning is its own: the cache's answer for "registers" is not reused.
+  const staged = await tuneGemm(spec, DEFAULT_GPU_LIMITS, clock, {}, cache);
+  if (isDeclined(staged)) throw new Error(staged.declined);
+  assert.ok(staged.timings.length > 0 && staged.kernel.choice.kind === "tiled" && staged.kernel.choice.tile.staging === undefined);
+});

@@ -106,3 +106,44 @@ test("a convolution with bias and residual is one kernel, the epilogue reading b
   assert.match(dump, /1 kernel\(s\), 0 host step\(s\)/);
   assert.match(dump, /convolution .*tiled .*epilogue fused/);
 });
+
+/** Runs `body` with XLATS_WEBGPU_GEMM_STAGING set to `staging` (codegen.ts productStagingFor: read at each compile), restoring it after. */
+async function withStaging<T>(staging: string | undefined, body: () => Promise<T>): Promise<T> {
+  const before = process.env["XLATS_WEBGPU_GEMM_STAGING"];
+  if (staging === undefined) delete process.env["XLATS_WEBGPU_GEMM_STAGING"];
+  else process.env["XLATS_WEBGPU_GEMM_STAGING"] = staging;
+  try {
+    return await body();
+  } finally {
+    if (before === undefined) delete process.env["XLATS_WEBGPU_GEMM_STAGING"];
+    else process.env["XLATS_WEBGPU_GEMM_STAGING"] = before;
+  }
+}
+
+// Both stagings of the backend's kernels whatever the adapter (a software one reads from
+// storage by default, a GPU stages in workgroup memory): a batched, transposed product of
+// odd sizes with a bias, a residual and a relu fused into its store, and a convolution.
+test("both stagings of the GEMM and convolution kernels (XLATS_WEBGPU_GEMM_STAGING): odd batched shapes, fused epilogues", { skip }, async () => {
+  const dot = `func.func @main(%a: tensor<3x37x21xf32>, %b: tensor<3x29x37xf32>, %c: tensor<29xf32>, %r: tensor<3x21x29xf32>) -> tensor<3x21x29xf32> {
+  %0 = stablehlo.dot_general %a, %b, batching_dims = [0] x [0], contracting_dims = [1] x [2] : (tensor<3x37x21xf32>, tensor<3x29x37xf32>) -> tensor<3x21x29xf32>
+  %1 = stablehlo.broadcast_in_dim %c, dims = [2] : (tensor<29xf32>) -> tensor<3x21x29xf32>
+  %2 = stablehlo.add %0, %1 : tensor<3x21x29xf32>
+  %3 = stablehlo.add %2, %r : tensor<3x21x29xf32>
+  %z = stablehlo.constant dense<0.0> : tensor<3x21x29xf32>
+  %4 = stablehlo.maximum %3, %z : tensor<3x21x29xf32>
+  return %4 : tensor<3x21x29xf32>
+}`;
+  const conv = `func.func @main(%x: tensor<2x7x6x8xf32>, %w: tensor<3x3x8x12xf32>) -> tensor<2x4x3x12xf32> {
+  %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {stride = [2, 2], pad = [[1, 1], [1, 0]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<2x7x6x8xf32>, tensor<3x3x8x12xf32>) -> tensor<2x4x3x12xf32>
+  return %0 : tensor<2x4x3x12xf32>
+}`;
+  for (const staging of ["registers", "workgroup"]) {
+    const fromStorage = staging === "registers" ? /from storage/ : /tiled \d+x\d+x\d+ \(/;
+    const dump = await withStaging(staging, () => checkProduct(dot, 37));
+    assert.match(dump, /1 kernel\(s\), 0 host step\(s\)/);
+    assert.match(dump, /gemm 3x21x29x37 TT f32, tiled .*epilogue fused/);
+    assert.match(dump, fromStorage);
+    assert.match(await withStaging(staging, () => checkProduct(conv, 72)), fromStorage);
+  }
+  await assert.rejects(withStaging("shared", () => checkProduct(conv, 72)), /XLATS_WEBGPU_GEMM_STAGING must be "workgroup" or "registers", not "shared"/);
+});
