@@ -83,6 +83,17 @@ export function startCliServerSync(socket: string): void {
   if (Atomics.load(ready, 0) !== 1) throw new Error(`cli_server: the server could not listen on ${socket}`);
 }
 
+/**
+ * A reply as the clients read it: the line "CODE STDOUT_BYTES STDERR_BYTES", then the two
+ * outputs' bytes (read by tools/cli_client.ts and the C client, tools/cli_client_c.ts).
+ * Framed rather than JSON so that the C client needs no JSON parser.
+ */
+function replyFrame(reply: CliReply): Buffer {
+  const out = Buffer.from(reply.stdout, "utf8");
+  const err = Buffer.from(reply.stderr, "utf8");
+  return Buffer.concat([Buffer.from(`${reply.code} ${out.length} ${err.length}\n`, "utf8"), out, err]);
+}
+
 async function answer(request: CliRequest): Promise<CliReply> {
   const stdout: string[] = [];
   const stderr: string[] = [];
@@ -115,7 +126,7 @@ function serve(socket: string, ready: Int32Array | undefined): void {
       // A command that throws past runCli's own handling still answers (as a crash of `xlats` would exit non-zero).
       void reply
         .catch((e: unknown): CliReply => ({ code: 70, stdout: "", stderr: `cli_server: the command threw: ${(e as Error)?.stack ?? String(e)}\n` }))
-        .then((r) => connection.end(JSON.stringify(r)));
+        .then((r) => connection.end(replyFrame(r)));
     });
   });
   // An error before listening (the socket's path taken) ends the worker: startCliServer's
