@@ -5,13 +5,14 @@
 // directory; a closed server is said, with exit code 2.
 
 import { strict as assert } from "node:assert";
-import { spawnSync } from "node:child_process";
+import { execFile, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { test } from "node:test";
-import { startCliServer } from "../../tools/cli_server.js";
+import "../../src/index.js"; // registers the backends the lender's clients run on
+import { clientLender, startCliServer } from "../../tools/cli_server.js";
 import { buildCClient } from "../../tools/cli_client_c.js";
 import { tempFiles, xlatsProcess } from "./helpers.js";
 
@@ -61,6 +62,66 @@ test("a command's bytes come back whole: non-ASCII text and output past one read
     await server.close();
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+// Two devices summing with a collective, as Shardy's executable tests' cases do on more.
+const SUM = `func.func @sum(%x: tensor<2xi64>) -> tensor<2xi64> {
+  %s = "stablehlo.all_reduce"(%x) ({
+    ^bb0(%l: tensor<i64>, %r: tensor<i64>):
+      %t = stablehlo.add %l, %r : tensor<i64>
+      stablehlo.return %t : tensor<i64>
+  }) {replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>} : (tensor<2xi64>) -> tensor<2xi64>
+  func.return %s : tensor<2xi64>
+}
+func.func @main() {
+  %a = stablehlo.constant dense<[1, 2]> : tensor<2xi64>
+  %b = stablehlo.constant dense<[10, 20]> : tensor<2xi64>
+  %r:2 = "interpreter.run_parallel"(%a, %b) {programs = [[@sum], [@sum]]} : (tensor<2xi64>, tensor<2xi64>) -> (tensor<2xi64>, tensor<2xi64>)
+  check.expect_eq_const %r#1, dense<[11, 22]> : tensor<2xi64>
+  func.return
+}
+`;
+
+test("xlats test on the server's lent devices: passes, a failure, passes again, and two commands at once", async () => {
+  const dir = tempFiles({ "sum.mlir": SUM, "wrong.mlir": SUM.replace("dense<[11, 22]>", "dense<[11, 23]>") });
+  const socket = join(dir, "xlats.sock");
+  const server = await startCliServer(socket);
+  const command = cClient === undefined ? [process.execPath, CLIENT] : [cClient];
+  const run = (file: string) => clientIn(command, socket, dir, "test", file);
+  const runAsync = (file: string) => new Promise<number>((resolve) => {
+    execFile(command[0]!, [...command.slice(1), socket, "test", file], { cwd: dir }, (error) => resolve(error === null ? 0 : Number(error.code)));
+  });
+  try {
+    assert.equal(run("sum.mlir").code, 0);
+    assert.equal(run("sum.mlir").code, 0);
+    const wrong = run("wrong.mlir");
+    assert.equal(wrong.code, 1);
+    assert.match(wrong.stdout, /0 passed, 1 failed/);
+    assert.equal(run("sum.mlir").code, 0);
+    assert.deepEqual(await Promise.all([runAsync("sum.mlir"), runAsync("sum.mlir"), runAsync("wrong.mlir")]), [0, 0, 1]);
+  } finally {
+    await server.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("the lender gives a client back out only after a clean command, never to two commands at once", async () => {
+  const lender = clientLender();
+  const first = await lender.borrow("interpreter", 2);
+  const second = await lender.borrow("interpreter", 2);
+  assert.notEqual(first, second);
+  await lender.release(first, true);
+  assert.equal(await lender.borrow("interpreter", 2), first);
+  const other = await lender.borrow("interpreter", 4);
+  assert.notEqual(other, first);
+  await lender.release(first, false);
+  await lender.release(second, false);
+  await lender.release(other, true);
+  const fresh = await lender.borrow("interpreter", 2);
+  assert.ok(fresh !== first && fresh !== second);
+  await lender.release(fresh, false);
+  assert.equal(await lender.borrow("interpreter", 4), other);
+  await other.close();
 });
 
 function clientIn(command: string[], socket: string, cwd: string, ...args: string[]): { code: number; stdout: string; stderr: string } {
