@@ -17,16 +17,18 @@ connection.on("error", (e) => {
   process.exitCode = 2;
 });
 connection.on("end", () => {
-  let reply: { code: number; stdout: string; stderr: string };
-  try {
-    reply = JSON.parse(Buffer.concat(chunks).toString("utf8")) as typeof reply;
-  } catch {
+  // The reply's frame (tools/cli_server.ts, replyFrame): "CODE STDOUT_BYTES STDERR_BYTES\n", then the bytes.
+  const frame = Buffer.concat(chunks);
+  const newline = frame.indexOf(10);
+  const header = newline < 0 ? null : /^(-?\d+) (\d+) (\d+)$/.exec(frame.subarray(0, newline).toString("utf8"));
+  if (header === null || newline + 1 + Number(header[2]) + Number(header[3]) !== frame.length) {
     process.stderr.write(`cli_client: the xlats server at ${socket} closed the connection without an answer\n`);
     process.exitCode = 2;
     return;
   }
-  process.stdout.write(reply.stdout);
-  process.stderr.write(reply.stderr);
-  process.exitCode = reply.code;
+  const outEnd = newline + 1 + Number(header[2]);
+  process.stdout.write(frame.subarray(newline + 1, outEnd));
+  process.stderr.write(frame.subarray(outEnd));
+  process.exitCode = Number(header[1]);
 });
 connection.end(JSON.stringify({ argv, cwd: process.cwd() }));

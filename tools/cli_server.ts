@@ -21,7 +21,9 @@ import { rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
 import { runCli } from "../src/cli/cli.js";
+import type { ClientLender } from "../src/cli/io.js";
 import { nodeFiles } from "../src/cli/node_io.js";
+import { createClient, type Client } from "../src/runtime/client.js";
 import { prepareDawnEnvironment } from "../src/compiler/webgpu/node_gpu.js";
 
 const ROLE = "xlats-cli-server";
@@ -83,11 +85,53 @@ export function startCliServerSync(socket: string): void {
   if (Atomics.load(ready, 0) !== 1) throw new Error(`cli_server: the server could not listen on ${socket}`);
 }
 
+/**
+ * A reply as the clients read it: the line "CODE STDOUT_BYTES STDERR_BYTES", then the two
+ * outputs' bytes (read by tools/cli_client.ts and the C client, tools/cli_client_c.ts).
+ * Framed rather than JSON so that the C client needs no JSON parser.
+ */
+function replyFrame(reply: CliReply): Buffer {
+  const out = Buffer.from(reply.stdout, "utf8");
+  const err = Buffer.from(reply.stderr, "utf8");
+  return Buffer.concat([Buffer.from(`${reply.code} ${out.length} ${err.length}\n`, "utf8"), out, err]);
+}
+
+/**
+ * The device clients the server's commands share (CliIo.clients): `xlats test` on a
+ * sharded case runs on 16 device workers, each of which loads the library as it starts
+ * (about 1.7 CPU-s a case of Shardy's executable tests with a client a command). A client
+ * is lent to one command at a time (two commands at once get two), and goes back to the
+ * idle ones only when every case of its command passed: after a failure (a collective
+ * that timed out, a device left mid-program) it is closed, and the next command starts on
+ * fresh devices, as a command of its own would.
+ */
+export function clientLender(): ClientLender {
+  const idle = new Map<string, Client[]>();
+  const keys = new Map<Client, string>();
+  return {
+    async borrow(backend, deviceCount) {
+      const key = `${backend}/${deviceCount}`;
+      const client = idle.get(key)?.pop() ?? await createClient({ backend, deviceCount });
+      keys.set(client, key);
+      return client;
+    },
+    async release(client, reusable) {
+      const key = keys.get(client);
+      keys.delete(client);
+      if (!reusable || key === undefined) return client.close();
+      idle.set(key, [...(idle.get(key) ?? []), client]);
+    },
+  };
+}
+
+const clients = clientLender();
+
 async function answer(request: CliRequest): Promise<CliReply> {
   const stdout: string[] = [];
   const stderr: string[] = [];
   const code = await runCli(request.argv, {
     ...nodeFiles(request.cwd),
+    clients,
     out: (line) => stdout.push(`${line}\n`),
     err: (line) => stderr.push(`${line}\n`),
   });
@@ -115,7 +159,7 @@ function serve(socket: string, ready: Int32Array | undefined): void {
       // A command that throws past runCli's own handling still answers (as a crash of `xlats` would exit non-zero).
       void reply
         .catch((e: unknown): CliReply => ({ code: 70, stdout: "", stderr: `cli_server: the command threw: ${(e as Error)?.stack ?? String(e)}\n` }))
-        .then((r) => connection.end(JSON.stringify(r)));
+        .then((r) => connection.end(replyFrame(r)));
     });
   });
   // An error before listening (the socket's path taken) ends the worker: startCliServer's

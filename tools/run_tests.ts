@@ -1,6 +1,6 @@
-// `npm test` after the build: the default run (every file `node --test dist/test/` runs,
-// each in a process of its own) and the op suites' reruns on the other backends
-// (tools/test_plan.ts), as ONE `node --test`, longest first. Run one after the other, the
+// `npm test` after the build: the default run (every test file under dist/test/, each in
+// a process of its own) and the op suites' reruns on the other backends (tools/test_plan.ts),
+// as ONE `node --test`, longest first. Run one after the other, the
 // default run's last long file and each rerun's last shard left a core idle at their ends
 // (Shardy's lit tests alone were about 290 s of one core), and the reruns waited for the
 // default run to finish; in one queue the two file slots stay busy until the very end.

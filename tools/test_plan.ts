@@ -1,6 +1,6 @@
 // What `npm test` runs after the build, and how its processes are laid out: the default
-// run (every file `node --test dist/test/` runs, each in a process of its own, on the
-// interpreter) and the reruns of the op-test folders on every other backend of the table
+// run (every test file under dist/test/, each in a process of its own, on the
+// interpreter: defaultRunFiles) and the reruns of the op-test folders on every other backend of the table
 // (src/compiler/backends.ts) that is available here, with XLATS_TEST_BACKEND naming it.
 // tools/run_tests.ts runs them all as one `node --test`; tools/test_backends.ts runs one
 // backend's rerun (npm run test:wasm, test:native, test:webgpu). A backend not available
@@ -55,17 +55,29 @@ export function testFiles(paths: readonly string[]): string[] {
 }
 
 /**
- * The files `node --test dist/test/` runs, sorted: Node 20 runs every `.js` file under a
- * folder named `test` (its pattern `test/.+`), helpers and child scripts included (each
- * must run as a file of its own and exit 0), and never looks into node_modules.
+ * The default run's files, sorted: every `*.test.js` under `dist/test/` (never in
+ * node_modules), and the scripts of SCRIPTS_RUN. `node --test dist/test/` runs every `.js`
+ * under a folder named `test` (Node 20's pattern `test/.+`), so it also starts, each in a
+ * process of its own (about 0.2-1 CPU-s each, 50 CPU-s in all, tools/test_times.json of
+ * session 51), the tests' helper modules, which only define what the tests import, and
+ * the child scripts the tests start with their own arguments and whose output they
+ * check (test/compiler/native/*_child.ts): none of them asserts anything on its own.
  */
 export function defaultRunFiles(dir = "dist/test"): string[] {
   return readdirSync(dir).sort().flatMap((name) => {
     const inner = join(dir, name);
     if (statSync(inner).isDirectory()) return name === "node_modules" ? [] : defaultRunFiles(inner);
-    return /\.(js|mjs|cjs)$/.test(name) ? [resolve(inner)] : [];
+    return name.endsWith(".test.js") || SCRIPTS_RUN.some((s) => inner.endsWith(s)) ? [resolve(inner)] : [];
   });
 }
+
+/**
+ * Scripts that are not test files but still run in the default run: the kernel
+ * fingerprints (test/compiler/kernel/kernel_hashes.ts) generate every backend's kernels
+ * for random programs at sizes no test uses; their run asserts nothing, but one that
+ * throws fails it.
+ */
+const SCRIPTS_RUN = ["dist/test/compiler/kernel/kernel_hashes.js"];
 
 /**
  * Whether `name` can run here: the table's answer, and for webgpu in Node (whose answer is

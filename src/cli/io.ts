@@ -2,6 +2,7 @@
 // logic is independent of Node) and CliError for bad calls and bad input.
 
 import { XlaError } from "../types/errors.js";
+import type { Client } from "../runtime/client.js";
 
 export interface CliIo {
   /** The file's text; throws CliError when it cannot be read. */
@@ -28,6 +29,19 @@ export interface CliIo {
    * run's own DeadlineError comes before the supervisor has to stop it.
    */
   readonly deadline?: number;
+  /**
+   * Device clients lent by a process that runs many commands (tools/cli_server.ts):
+   * `xlats test` runs its parallel programs on a client from here instead of starting
+   * one (16 device workers, each loading the library: most of a small sharded case's
+   * CPU) and closing it. Absent: the command starts and closes its own.
+   */
+  readonly clients?: ClientLender;
+}
+
+/** Lends device clients: `borrow` gives one of `deviceCount` devices on `backend`; the borrower gives it back with `release`, saying whether it may serve another command. */
+export interface ClientLender {
+  borrow(backend: string, deviceCount: number): Promise<Client>;
+  release(client: Client, reusable: boolean): Promise<void>;
 }
 
 /** Reports a command's error on `io.err` and gives its exit code: a CliError's own, 1 for an XlaError (bad input) or anything else (an internal error). */

@@ -200,15 +200,19 @@ async function testCommand(args: ParsedArgs, io: CliIo): Promise<number> {
   let skipped = 0;
   // interpreter.run_parallel runs on this client's devices (worker threads, started on
   // first use, so devices no program runs on cost nothing); it is closed at the end so
-  // the process can exit. 16 devices hold the largest grids of the shared executable
-  // tests (a 4x4 mesh).
+  // the process can exit, or given back to the process that lent it (io.clients), to
+  // serve its next command only if every case of this one passed. 16 devices hold the
+  // largest grids of the shared executable tests (a 4x4 mesh).
   let client: Client | undefined;
+  let clean = false;
   try {
     for (const file of files) {
       let results: CheckCaseResult[];
       try {
         const text = io.readFile(file);
-        if (client === undefined && text.includes("interpreter.run_parallel")) client = await createClient({ deviceCount: 16, backend });
+        if (client === undefined && text.includes("interpreter.run_parallel")) {
+          client = io.clients !== undefined ? await io.clients.borrow(backend, 16) : await createClient({ deviceCount: 16, backend });
+        }
         results = await runCheckTextAsync(text, file, {
           backend, foldConstants: args.switches.has("fold-constants"), ...(client ? { client } : {}), ...(probeDirectory ? { probeDirectory } : {}),
           ...(accumulation !== undefined ? { evaluateOptions: { accumulation } } : {}),
@@ -235,8 +239,9 @@ async function testCommand(args: ParsedArgs, io: CliIo): Promise<number> {
         }
       }
     }
+    clean = failed === 0;
   } finally {
-    await client?.close();
+    if (client !== undefined) await (io.clients !== undefined ? io.clients.release(client, clean) : client.close());
   }
   io.out(`${passed} passed, ${failed} failed, ${skipped} skipped`);
   return failed > 0 ? 1 : 0;

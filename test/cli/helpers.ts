@@ -1,7 +1,7 @@
 // The built CLI on files written to a fresh temporary directory: `xlats(...)` runs a
 // command as `xlats` does, through tools/cli_server.ts (one server, a worker thread of the
-// test's process, which loads the CLI's modules once; each call starts tools/cli_client.ts,
-// a bare Node, as Shardy's lit tests do), and `xlatsProcess(...)` spawns the command
+// test's process, which loads the CLI's modules once; each call starts its client, the C
+// one of tools/cli_client_c.ts or else tools/cli_client.ts, as Shardy's lit tests do), and `xlatsProcess(...)` spawns the command
 // itself. A fresh `xlats` spends most of a small command's CPU loading its modules (0.6-1 s
 // for a `run`), which the CLI tests paid at every call; the server answers with the same
 // runCli and file access (tools/cli_server.ts), which test/cli/cli_server.test.ts compares
@@ -16,11 +16,11 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startCliServerSync } from "../../tools/cli_server.js";
+import { cliClientCommand } from "../../tools/cli_client_c.js";
 import { runTimeout } from "../../src/cli/cli.js";
 
-// dist/test/cli/helpers.js → dist/src/cli/main.js, dist/tools/cli_client.js
+// dist/test/cli/helpers.js → dist/src/cli/main.js
 export const CLI = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "src", "cli", "main.js");
-const CLIENT = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "tools", "cli_client.js");
 
 /**
  * How long one command may take before it is killed (and the result says so). Generous: the
@@ -35,23 +35,24 @@ export interface CliResult {
   stderr: string;
 }
 
-/** The server's socket, the server started at the first call (it ends with this process). */
-let socket: string | undefined;
+/** The client's command line for the server started at the first call (which ends with this process). */
+let client: string[] | undefined;
 
-function serverSocket(): string {
-  if (socket === undefined) {
+function clientCommand(): string[] {
+  if (client === undefined) {
     const dir = mkdtempSync(join(tmpdir(), "xlats-cli-server-"));
     process.on("exit", () => rmSync(dir, { recursive: true, force: true }));
     startCliServerSync(join(dir, "xlats.sock"));
-    socket = join(dir, "xlats.sock");
+    client = cliClientCommand(dir, join(dir, "xlats.sock"));
   }
-  return socket;
+  return client;
 }
 
 /** `xlats ARGS...` as the command answers it: run by this process's server, or spawned where main.ts acts (above). */
 export function xlats(...args: string[]): CliResult {
   if (args.length === 0 || runTimeout(args) !== undefined) return xlatsProcess(...args);
-  return answer(spawnSync(process.execPath, [CLIENT, serverSocket(), ...args], { encoding: "utf8", timeout: CALL_LIMIT_MS }), args);
+  const [program, ...words] = clientCommand();
+  return answer(spawnSync(program!, [...words, ...args], { encoding: "utf8", timeout: CALL_LIMIT_MS }), args);
 }
 
 /** `xlats ARGS...` spawned: for what src/cli/main.ts does around the command. */

@@ -15,7 +15,9 @@ import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { createClient } from "../../src/runtime/client.js";
 import { runCheckTextAsync, type CheckCaseResult } from "../../src/check/runner.js";
-import { BACKENDS, compile, type BackendName } from "../../src/compiler/index.js";
+import { BACKENDS, compile, compileManySync, type BackendName, type ExecutableOf } from "../../src/compiler/index.js";
+import type { EvaluateOptions, Literal } from "../../src/index.js";
+import type { Computation } from "../../src/ir/computation.js";
 import { getBackend, registerBackend } from "../../src/runtime/backend_registry.js";
 import { documentation } from "../support/docs.js";
 import { expectedFailure } from "./expected_failures.js";
@@ -49,26 +51,52 @@ const MIN_KERNELS: Readonly<Record<Exclude<BackendName, "interpreter">, number>>
 /**
  * `backend` under another name whose one-device evaluate compiles as the backend's own
  * does and counts the kernels (run_parallel's programs run on a client of `backend`).
+ * On a backend that builds several programs as one module (native: one C compiler run
+ * for all, docs/backends.md, "Build time"), the programs asked for at once (the files
+ * the suite runs side by side) are compiled together, each then run and deleted as it
+ * would be alone; a batch that does not compile is compiled a program at a time, so
+ * that each case gets its own error.
  */
-function counting(backend: Exclude<BackendName, "interpreter">): { name: string; kernels: () => number } {
+function counting(backend: Exclude<BackendName, "interpreter">): { name: string; kernels: () => number; together: boolean } {
   const name = `${backend}-counted`;
   const entry = getBackend(backend);
   let kernels = 0;
+  const together = BACKENDS[backend].compileManySync !== undefined;
+  const run = async (executable: ExecutableOf<typeof backend>, args: readonly Literal[], options?: EvaluateOptions): Promise<Literal> => {
+    kernels += executable.stats.kernels;
+    try {
+      return await executable.run(args, options);
+    } finally {
+      executable.delete();
+    }
+  };
+  interface Pending { computation: Computation; args: readonly Literal[]; options?: EvaluateOptions; done: (result: Promise<Literal>) => void }
+  let pending: Pending[] = [];
+  const flush = (): void => {
+    const batch = pending;
+    pending = [];
+    let executables: ExecutableOf<typeof backend>[] | undefined;
+    try {
+      executables = batch.length > 1 ? compileManySync(batch.map((p) => p.computation), { backend }) : undefined;
+    } catch {
+      executables = undefined;
+    }
+    batch.forEach((p, i) => p.done(executables !== undefined ? run(executables[i]!, p.args, p.options) : compile(p.computation, { backend }).then((e) => run(e, p.args, p.options))));
+  };
   registerBackend({
     host: { ...entry.host, name },
     device: { ...entry.device, name },
-    evaluate: async (computation, args, options) => {
-      const executable = await compile(computation, { backend });
-      kernels += executable.stats.kernels;
-      try {
-        return await executable.run(args, options);
-      } finally {
-        executable.delete();
-      }
+    evaluate: (computation, args, options) => {
+      if (!together) return compile(computation, { backend }).then((e) => run(e, args, options));
+      if (pending.length === 0) setImmediate(flush);
+      return new Promise<Literal>((resolve) => pending.push({ computation, args, options, done: resolve }));
     },
   });
-  return { name, kernels: () => kernels };
+  return { name, kernels: () => kernels, together };
 }
+
+/** How many of the suite's files run side by side where their programs compile together (`counting`): about 40 programs a module. */
+const FILES_AT_ONCE = 40;
 
 /** The test of the whole suite on `backend`: skipped where the data or the backend is missing. */
 export function conformanceTest(backend: BackendName): void {
@@ -79,10 +107,25 @@ export function conformanceTest(backend: BackendName): void {
     const all: CheckCaseResult[] = [];
     // One client for the whole suite: run_parallel's processes run on its devices.
     const client = await createClient({ deviceCount: 8, backend });
+    const check = (file: string): Promise<CheckCaseResult[]> => runCheckTextAsync(readFileSync(file, "utf8"), relative(ROOT, file), { client, backend: counted?.name ?? backend });
     try {
-      for (const file of mlirFiles()) {
-        all.push(...await runCheckTextAsync(readFileSync(file, "utf8"), relative(ROOT, file), { client, backend: counted?.name ?? backend }));
+      // Files whose cases run on the client's devices (run_parallel) run one at a time, as
+      // before; where programs compile together, the others FILES_AT_ONCE at a time, each
+      // file's cases in turn. The results stay in the files' order.
+      const byFile: CheckCaseResult[][] = [];
+      const files = mlirFiles();
+      const alone = (file: string): boolean => !counted?.together || readFileSync(file, "utf8").includes("interpreter.run_parallel");
+      for (let i = 0; i < files.length;) {
+        if (alone(files[i]!)) {
+          byFile[i] = await check(files[i]!);
+          i++;
+          continue;
+        }
+        const group: number[] = [];
+        while (i < files.length && group.length < FILES_AT_ONCE && !alone(files[i]!)) group.push(i++);
+        await Promise.all(group.map(async (k) => { byFile[k] = await check(files[k]!); }));
       }
+      all.push(...byFile.flat());
     } finally {
       await client.close();
     }

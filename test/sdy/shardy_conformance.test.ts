@@ -9,9 +9,10 @@
 // folder; fails when fewer cases pass than docs/conformance.md states, so progress can only be
 // kept (the page's line is raised as passes land).
 //
-// The harness starts a command per case: tools/cli_client.ts, which has the commands run
-// by one server (tools/cli_server.ts, a worker thread of this process) instead of
-// starting an `xlats` that loads its modules again each time (docs/conformance.md).
+// The harness starts a command per case: a client (the C one of tools/cli_client_c.ts,
+// else tools/cli_client.ts) which has the commands run by one server (tools/cli_server.ts,
+// a worker thread of this process) instead of starting an `xlats` that loads its modules
+// again each time (docs/conformance.md).
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -21,11 +22,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { documentation } from "../support/docs.js";
 import { startCliServer } from "../../tools/cli_server.js";
+import { cliClientCommand } from "../../tools/cli_client_c.js";
 
 const SHARED = join(process.cwd(), "..", "shared");
 const HARNESS = join(SHARED, "tools", "sdy-harness.mjs");
 const CASES = join(SHARED, "conformance", "shardy");
-const CLIENT = join(process.cwd(), "dist", "tools", "cli_client.js");
 const available = existsSync(HARNESS) && existsSync(CASES);
 
 interface CaseResult {
@@ -39,7 +40,7 @@ test("Shardy lit tests through xlats opt: no fewer passes than docs/conformance.
   const server = await startCliServer(socket);
   try {
     const json = join(dir, "results.json");
-    const xlats = `${JSON.stringify(process.execPath)} ${JSON.stringify(CLIENT)} ${JSON.stringify(socket)}`;
+    const xlats = cliClientCommand(dir, socket).map((word) => JSON.stringify(word)).join(" ");
     // The harness runs only when invoked by its real path (it compares the two). The
     // server is a worker thread: it serves while this thread waits for the harness.
     const run = spawnSync(process.execPath, [
