@@ -17,6 +17,7 @@
 // complement (WGSL's integer arithmetic), so its sum is exact modulo 2^32 and so modulo
 // 2^bits of any integer result of up to 32 bits, as the interpreter's wrapped steps give.
 
+import { appendAll } from "../../types/arrays.js";
 import { ELEMENT_TYPES, storageBytes, type ElementType } from "../../types/element_type.js";
 import type { Declined } from "../kernel/declined.js";
 import { memoryHelpers, storeAs } from "./wgsl_kernel.js";
@@ -743,8 +744,7 @@ export function renderTiledProduct(p: TiledProduct, tile: GemmTile, limits: GpuL
   const rowEnd = s !== undefined ? "rowEnd" : u(p.rows);
   const k = s !== undefined ? { low: "kBegin", end: "kEnd" } : { end: u(p.depth) };
   for (let i = 0; i < RM; i++) for (let v = 0; v < NV; v++) lines.push(`  var ${acc(i, v)} = ${arith.vector}(${arith.zero});`);
-  if (staged) lines.push(...stagedLoop(p, tile, arith, rowEnd, k, vectorA, vectorB));
-  else lines.push(...registerLoop(p, tile, arith, vectorA, vectorB));
+  appendAll(lines, staged ? stagedLoop(p, tile, arith, rowEnd, k, vectorA, vectorB) : registerLoop(p, tile, arith, vectorA, vectorB));
   for (let i = 0; i < RM; i++) {
     lines.push(`  let row_${i} = row0 + lid.y * ${u(RM)} + ${u(i)};`);
     lines.push(`  if (row_${i} < ${rowEnd}) {`);
