@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { runCheckText, runCheckTextAsync } from "../../src/check/runner.js";
 import type { Computation } from "../../src/ir/computation.js";
 import { ASYNC_BACKEND, inProcess, preparedPrograms, preparedWith } from "../runtime/async_backend.js";
+import { RUN_PARALLEL_SUM } from "../support/check_programs.js";
 
 const statuses = (rs: readonly { status: string; message?: string }[]): string[] => rs.map((r) => r.status + (r.message ? `: ${r.message}` : ""));
 
@@ -19,21 +20,6 @@ const oneDevice = `func.func @main() {
   func.return
 }`;
 
-const parallel = `func.func @sum(%x: tensor<2xi64>) -> tensor<2xi64> {
-  %s = "stablehlo.all_reduce"(%x) ({
-    ^bb0(%l: tensor<i64>, %r: tensor<i64>):
-      %t = stablehlo.add %l, %r : tensor<i64>
-      stablehlo.return %t : tensor<i64>
-  }) {replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>} : (tensor<2xi64>) -> tensor<2xi64>
-  func.return %s : tensor<2xi64>
-}
-func.func @main() {
-  %a = stablehlo.constant dense<[1, 2]> : tensor<2xi64>
-  %b = stablehlo.constant dense<[10, 20]> : tensor<2xi64>
-  %r:2 = "interpreter.run_parallel"(%a, %b) {programs = [[@sum], [@sum]]} : (tensor<2xi64>, tensor<2xi64>) -> (tensor<2xi64>, tensor<2xi64>)
-  check.expect_eq_const %r#1, dense<[11, 22]> : tensor<2xi64>
-  func.return
-}`;
 
 test("one-device cases evaluate with the chosen backend; a wrong expectation still fails", async () => {
   const before = inProcess.evaluations;
@@ -53,7 +39,7 @@ test("the synchronous runner reports a backend that evaluates asynchronously", (
 test("run_parallel runs on a client of the chosen backend (replayed evaluation included)", async () => {
   const prepared = preparedWith.length;
   const evaluations = inProcess.evaluations;
-  assert.deepEqual(statuses(await runCheckTextAsync(parallel, "sum.mlir", { backend: ASYNC_BACKEND })), ["pass"]);
+  assert.deepEqual(statuses(await runCheckTextAsync(RUN_PARALLEL_SUM, "sum.mlir", { backend: ASYNC_BACKEND })), ["pass"]);
   assert.equal(preparedWith.length, prepared + 1); // @sum, prepared once by the async backend's host side
   assert.equal(inProcess.evaluations, evaluations + 2); // suspended at run_parallel, then replayed
 });

@@ -15,6 +15,7 @@ import "../../src/index.js"; // registers the backends the lender's clients run 
 import { clientLender, startCliServer } from "../../tools/cli_server.js";
 import { buildCClient } from "../../tools/cli_client_c.js";
 import { tempFiles, xlatsProcess } from "./helpers.js";
+import { RUN_PARALLEL_SUM } from "../support/check_programs.js";
 
 // dist/test/cli/cli_server.test.js → dist/tools/cli_client.js
 const CLIENT = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "tools", "cli_client.js");
@@ -64,26 +65,9 @@ test("a command's bytes come back whole: non-ASCII text and output past one read
   }
 });
 
-// Two devices summing with a collective, as Shardy's executable tests' cases do on more.
-const SUM = `func.func @sum(%x: tensor<2xi64>) -> tensor<2xi64> {
-  %s = "stablehlo.all_reduce"(%x) ({
-    ^bb0(%l: tensor<i64>, %r: tensor<i64>):
-      %t = stablehlo.add %l, %r : tensor<i64>
-      stablehlo.return %t : tensor<i64>
-  }) {replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>} : (tensor<2xi64>) -> tensor<2xi64>
-  func.return %s : tensor<2xi64>
-}
-func.func @main() {
-  %a = stablehlo.constant dense<[1, 2]> : tensor<2xi64>
-  %b = stablehlo.constant dense<[10, 20]> : tensor<2xi64>
-  %r:2 = "interpreter.run_parallel"(%a, %b) {programs = [[@sum], [@sum]]} : (tensor<2xi64>, tensor<2xi64>) -> (tensor<2xi64>, tensor<2xi64>)
-  check.expect_eq_const %r#1, dense<[11, 22]> : tensor<2xi64>
-  func.return
-}
-`;
 
 test("xlats test on the server's lent devices: passes, a failure, passes again, and two commands at once", async () => {
-  const dir = tempFiles({ "sum.mlir": SUM, "wrong.mlir": SUM.replace("dense<[11, 22]>", "dense<[11, 23]>") });
+  const dir = tempFiles({ "sum.mlir": RUN_PARALLEL_SUM, "wrong.mlir": RUN_PARALLEL_SUM.replace("dense<[11, 22]>", "dense<[11, 23]>") });
   const socket = join(dir, "xlats.sock");
   const server = await startCliServer(socket);
   const command = cClient === undefined ? [process.execPath, CLIENT] : [cClient];
