@@ -151,9 +151,12 @@ export const SOFTWARE_TILES: readonly GemmTile[] = [
   { threadsX: 8, threadsY: 8, rowsPerThread: 2, vec4sPerThread: 1, depth: 4, staging: "registers" },
 ];
 
+/** The tiles of one staging, largest first. */
+const stagingTiles = (staging: TileStaging): readonly GemmTile[] => (staging === "registers" ? SOFTWARE_TILES : TILE_CANDIDATES);
+
 /** The tiles an adapter can run, of one staging. */
 export const fittingTiles = (limits: GpuLimits, staging: TileStaging = "workgroup"): GemmTile[] =>
-  (staging === "registers" ? SOFTWARE_TILES : TILE_CANDIDATES).filter((t) => tileProblem(t, limits) === undefined);
+  stagingTiles(staging).filter((t) => tileProblem(t, limits) === undefined);
 
 /** Workgroups a product over `count` x rows x cols gets with a tile. */
 export const tileGroups = (t: GemmTile, count: number, rows: number, cols: number): number => count * Math.ceil(rows / tileRows(t)) * Math.ceil(cols / tileCols(t));
@@ -173,7 +176,7 @@ export const SOFTWARE_MIN_WORKGROUPS = 8;
  */
 export function defaultTile(count: number, rows: number, cols: number, limits: GpuLimits, staging: TileStaging = "workgroup"): GemmTile | Declined {
   const fitting = fittingTiles(limits, staging);
-  const candidates = staging === "registers" ? SOFTWARE_TILES : TILE_CANDIDATES;
+  const candidates = stagingTiles(staging);
   if (fitting.length === 0) return { declined: `webgpu gemm: no tile fits the adapter's limits (${tileProblem(candidates[candidates.length - 1]!, limits)})` };
   const enough = staging === "registers" ? SOFTWARE_MIN_WORKGROUPS : 64;
   return fitting.find((t) => tileGroups(t, count, rows, cols) >= enough) ?? fitting[fitting.length - 1]!;
