@@ -702,7 +702,7 @@ interface LapackEntry { readonly platform: FfiPlatform; readonly operands: reado
  */
 const LAPACK_KERNELS: ReadonlyMap<string, LapackEntry> = new Map<string, LapackEntry>([
   // A routine with a complex kernel takes c64 on the GPU targets (their names carry no type) and has jaxlib's lapack_c…_ffi (?ungqr, ?unmqr: the complex names).
-  ...([["potrf", potrf, "potrf"], ["getrf", getrf, "getrf"], ["geqrf", geqrf, "geqrf"], ["orgqr", orgqr, "ungqr"], ["ormqr", ormqr, "unmqr"], ["syevd", syevd, "heevd"], ["sytrd", sytrd]] as const).flatMap(([routine, kernel, complexRoutine]: readonly [string, LapackKernel, string?]) => [
+  ...([["potrf", potrf, "potrf"], ["getrf", getrf, "getrf"], ["geqrf", geqrf, "geqrf"], ["orgqr", orgqr, "ungqr"], ["ormqr", ormqr, "unmqr"], ["syevd", syevd, "heevd"], ["sytrd", sytrd, "hetrd"]] as const).flatMap(([routine, kernel, complexRoutine]: readonly [string, LapackKernel, string?]) => [
     [`lapack_s${routine}_ffi`, { platform: "cpu", operands: ["f32"], rank: 2, kernel }] as const,
     ...(complexRoutine === undefined ? [] : [[`lapack_c${complexRoutine}_ffi`, { platform: "cpu", operands: ["c64"], rank: 2, kernel }] as const]),
     ...["cu", "hip"].map((prefix) => [`${prefix}solver_${routine}_ffi`, { platform: "gpu", operands: complexRoutine === undefined ? ["f32"] as const : ["f32", "c64"] as const, rank: 2, kernel }] as const),
