@@ -880,7 +880,7 @@ function complexNonsymmetricKernel(form: Form, batch: number, limits: GpuLimits,
   // Element e of an interleaved c64 array at word `base` (xk_c's planes one word apart), and the statement that stores x there.
   const get = (base: string, e: string): string => `xk_c(${base}, ${base} + 1u, 2u * ${e})`;
   const set = (base: string, e: string, x: string): string => `xk_setc(${base}, ${base} + 1u, 2u * ${e}, ${x});`;
-  const body = [
+  const common = [
     "  let n = p0;",
     "  xk_n = n;",
     `  let base = ${at(buffers - 1)} + b * (4u * n * n + 4u * n);`,
@@ -900,8 +900,10 @@ function complexNonsymmetricKernel(form: Form, batch: number, limits: GpuLimits,
     "  let ex = select(i32(largest >> 23u) - 127i, 0i, largest < 0x00800000u || !finite);",
     `  for (var e = 0u; e < n * n; e = e + 1u) { let x = ${get("a", "e")}; xk_setc(xk_hr, xk_hi, e, vec2<f32>(ldexp(x.x, -ex), ldexp(x.y, -ex))); }`,
   ];
+  let body: string[];
   if (form === "gees") {
-    body.push(
+    body = [
+      ...common,
       "  let vectors = (p1 & 1u) != 0u;",
       ...clear(2, "p2"),
       `  let T = ${at(1)} + 2u * b * n * n;`,
@@ -918,11 +920,12 @@ function complexNonsymmetricKernel(form: Form, batch: number, limits: GpuLimits,
       // w is T's diagonal, as scaled back.
       `  for (var i = 0u; i < n; i = i + 1u) { ${set("w", "i", get("T", "(i * n + i)"))} }`,
       `  mem[${at(5)} + b] = info;`,
-    );
+    ];
   } else {
     // The results after a's copy (the GPU's geev): w, vl, vr, info.
     const w = packed ? 2 : 1, info = w + 3;
-    body.push(
+    body = [
+      ...common,
       "  let left = (p1 & 2u) != 0u;",
       "  let right = (p1 & 4u) != 0u;",
       ...clear(w + 1, "p2"),
@@ -951,7 +954,7 @@ function complexNonsymmetricKernel(form: Form, batch: number, limits: GpuLimits,
         `    for (var j = 0u; j < n; j = j + 1u) { xk_vector(j, ${right}, tnorm); }`,
         "  }",
       ]),
-    );
+    ];
   }
   const functions = [COMMON_FUNCTIONS, PLANE_FUNCTIONS + COMPLEX_SCHUR_FUNCTIONS, ...(form === "gees" ? [] : [SUBSTITUTION_FUNCTIONS])];
   return invocationPerMatrix(buffers, batch, functions, body, `${FORM_NAMES[form]} of ${batch} c64 matrix(es), complex QR (Wilkinson's shift), an invocation a matrix, the n and flags parameters`, limits, maxPerDimension);
