@@ -2,16 +2,17 @@
 // WebGPU backend (f32 and c64, each generator over the Field): jaxlib's
 // lapack_sgehrd_ffi and lapack_cgehrd_ffi (a -> a with H and the reflectors, tau, info)
 // and lapack_ssytrd_ffi, lapack_chetrd_ffi, cusolver_sytrd_ffi, hipsolver_sytrd_ffi
-// (a -> a with the reflectors, d, e (real), tau, info), in LAPACK's compact form as the interpreter's
-// registry gives them (interpreter/lapack/nonsymmetric.ts gehrd, hermitian.ts sytrd: in
-// doubles, rounded once). Each is a workgroup a matrix, like ?geqrf's kernel
-// (linalg_wgsl.ts): for column i the workgroup makes the reflector as slarfg
-// (householderReflector: β = -sign(α)·‖(α, x)‖, tau = (β - α)/β, v(1:) = x/(α - β),
-// the signs the interpreter's; clarfg's on c64, β real), then applies it, an invocation a row or a column;
-// every decision reaches the invocations through workgroupUniformLoad, so the barriers
-// stay in uniform control flow. A reflector with tau = 0 is skipped, as the
-// interpreter's. The sizes (and ?gehrd's ilo/ihi, ?sytrd's triangle) are step
-// parameters: a batch count's sizes that take one workgroup size share a pipeline.
+// (a -> a with the reflectors, d, e (real), tau, info), in LAPACK's compact form as the
+// interpreter's registry gives them (interpreter/lapack/nonsymmetric.ts gehrd,
+// hermitian.ts sytrd: in doubles, rounded once). Each is a workgroup a matrix, like
+// ?geqrf's kernel (linalg_wgsl.ts): for column i the workgroup makes the reflector as
+// slarfg (householderReflector: β = -sign(α)·‖(α, x)‖, tau = (β - α)/β,
+// v(1:) = x/(α - β), the signs the interpreter's; clarfg's on c64, β real), then applies
+// it, an invocation a row or a column; every decision reaches the invocations through
+// workgroupUniformLoad, so the barriers stay in uniform control flow. A reflector with
+// tau = 0 is skipped, as the interpreter's. The sizes (and ?gehrd's ilo/ihi, ?sytrd's
+// triangle) are step parameters: a batch count's sizes that take one workgroup size
+// share a pipeline.
 
 import { arrayShape, type ArrayShape } from "../../types/shape.js";
 import type { GpuLimits } from "./gemm_tiles_wgsl.js";
