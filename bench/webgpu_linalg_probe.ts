@@ -5,8 +5,9 @@
 // run. Calls: ?gtsv of 256 systems of order 64, ?gehrd and ?sytrd of 16 matrices of
 // 64x64, ?gesdd (reduced) of 16 of 64x64, ?gees (Schur vectors) and ?geev (right
 // vectors) of 16 of 32x32 and of 16 of 64x64; the complex (c64) ?getrf, ?geqrf then
-// ?ungqr, ?trsm (64 right-hand sides), ?heevd, ?gesdd (reduced) and ?gehrd of 16 of
-// 64x64, and ?gtsv of 256 systems of order 64. Run: node
+// ?ungqr, ?trsm (64 right-hand sides), ?heevd, ?gesdd (reduced), ?gehrd and ?hetrd of 16
+// of 64x64, ?gees (Schur vectors) and ?geev (right vectors) of 16 of 32x32, and ?gtsv of
+// 256 systems of order 64. Run: node
 // dist/bench/webgpu_linalg_probe.js [rounds] [only]
 
 import { loadavg } from "node:os";
@@ -47,6 +48,30 @@ const geev = (n: number): { text: string; operands: number[][] } => {
 };
 
 const c64 = t([16, 64, 64], "complex<f32>");
+
+/** c64 ?gees with Schur vectors of 16 n×n matrices: (T, Z). */
+const complexGees = (n: number): { text: string; operands: number[][]; complex: true } => {
+  const m = t([16, n, n], "complex<f32>");
+  return {
+    text: `func.func @main(%a: ${m}) -> (${m}, ${m}) {
+  %0:5 = stablehlo.custom_call @lapack_cgees_ffi(%a) {mhlo.backend_config = {mode = 86 : ui8, sort = 78 : ui8}} : (${m}) -> (${m}, ${m}, ${t([16, n], "complex<f32>")}, ${t([16], "i32")}, ${t([16], "i32")})
+  return %0#0, %0#1 : ${m}, ${m}
+}`,
+    operands: [[16, n, n]], complex: true,
+  };
+};
+
+/** c64 ?geev with right vectors of 16 n×n matrices: (w, vr). */
+const complexGeev = (n: number): { text: string; operands: number[][]; complex: true } => {
+  const m = t([16, n, n], "complex<f32>");
+  return {
+    text: `func.func @main(%a: ${m}) -> (${t([16, n], "complex<f32>")}, ${m}) {
+  %0:4 = stablehlo.custom_call @lapack_cgeev_ffi(%a) {mhlo.backend_config = {compute_left = 78 : ui8, compute_right = 86 : ui8}} : (${m}) -> (${t([16, n], "complex<f32>")}, ${m}, ${m}, ${t([16], "i32")})
+  return %0#0, %0#2 : ${t([16, n], "complex<f32>")}, ${m}
+}`,
+    operands: [[16, n, n]], complex: true,
+  };
+};
 
 /** name -> (program text, operand shapes, their element type: f32 unless c64). */
 const CALLS: Record<string, { text: string; operands: number[][]; complex?: true }> = {
@@ -125,6 +150,15 @@ const CALLS: Record<string, { text: string; operands: number[][]; complex?: true
 }`,
     operands: [[256, 64], [256, 64], [256, 64], [256, 64, 1]], complex: true,
   },
+  chetrd: {
+    text: `func.func @main(%a: ${c64}) -> (${c64}, ${t([16, 64])}) {
+  %0:5 = stablehlo.custom_call @lapack_chetrd_ffi(%a) {mhlo.backend_config = {uplo = 76 : ui8}} : (${c64}) -> (${c64}, ${t([16, 64])}, ${t([16, 63])}, ${t([16, 63], "complex<f32>")}, ${t([16], "i32")})
+  return %0#0, %0#1 : ${c64}, ${t([16, 64])}
+}`,
+    operands: [[16, 64, 64]], complex: true,
+  },
+  cgees32: complexGees(32),
+  cgeev32: complexGeev(32),
   cheevd: {
     text: `func.func @main(%a: ${c64}) -> (${c64}, ${t([16, 64])}) {
   %0:3 = stablehlo.custom_call @lapack_cheevd_ffi(%a) {mhlo.backend_config = {mode = 86 : ui8, uplo = 76 : ui8}} : (${c64}) -> (${c64}, ${t([16, 64])}, ${t([16], "i32")})

@@ -1,23 +1,24 @@
 // The Householder reductions to Hessenberg and to tridiagonal form as WGSL kernels of the
-// WebGPU backend (f32; the Hessenberg one on c64 too, its generator over the Field):
-// jaxlib's lapack_sgehrd_ffi and lapack_cgehrd_ffi (a -> a with H and the reflectors,
-// tau, info) and lapack_ssytrd_ffi, cusolver_sytrd_ffi, hipsolver_sytrd_ffi (a -> a
-// with the reflectors, d, e, tau, info), in LAPACK's compact form as the interpreter's
-// registry gives them (interpreter/lapack/nonsymmetric.ts gehrd, hermitian.ts sytrd: in
-// doubles, rounded once). Each is a workgroup a matrix, like ?geqrf's kernel
-// (linalg_wgsl.ts): for column i the workgroup makes the reflector as slarfg
-// (householderReflector: β = -sign(α)·‖(α, x)‖, tau = (β - α)/β, v(1:) = x/(α - β),
-// the signs the interpreter's), then applies it, an invocation a row or a column;
-// every decision reaches the invocations through workgroupUniformLoad, so the barriers
-// stay in uniform control flow. A reflector with tau = 0 is skipped, as the
-// interpreter's. The sizes (and ?gehrd's ilo/ihi, ?sytrd's triangle) are step
-// parameters: a batch count's sizes that take one workgroup size share a pipeline.
+// WebGPU backend (f32 and c64, each generator over the Field): jaxlib's
+// lapack_sgehrd_ffi and lapack_cgehrd_ffi (a -> a with H and the reflectors, tau, info)
+// and lapack_ssytrd_ffi, lapack_chetrd_ffi, cusolver_sytrd_ffi, hipsolver_sytrd_ffi
+// (a -> a with the reflectors, d, e (real), tau, info), in LAPACK's compact form as the
+// interpreter's registry gives them (interpreter/lapack/nonsymmetric.ts gehrd,
+// hermitian.ts sytrd: in doubles, rounded once). Each is a workgroup a matrix, like
+// ?geqrf's kernel (linalg_wgsl.ts): for column i the workgroup makes the reflector as
+// slarfg (householderReflector: β = -sign(α)·‖(α, x)‖, tau = (β - α)/β,
+// v(1:) = x/(α - β), the signs the interpreter's; clarfg's on c64, β real), then applies
+// it, an invocation a row or a column; every decision reaches the invocations through
+// workgroupUniformLoad, so the barriers stay in uniform control flow. A reflector with
+// tau = 0 is skipped, as the interpreter's. The sizes (and ?gehrd's ilo/ihi, ?sytrd's
+// triangle) are step parameters: a batch count's sizes that take one workgroup size
+// share a pipeline.
 
 import { arrayShape, type ArrayShape } from "../../types/shape.js";
 import type { GpuLimits } from "./gemm_tiles_wgsl.js";
 import { product, u } from "./op_kernels_wgsl.js";
 import type { WgslKernel } from "./wgsl_kernel.js";
-import { fieldOf, gamma, householderReflector, matrixWorkgroupSize, parameterWord, perMatrixKernel, reflectorFunctions, reflectorTau, resultsAre, workgroupSum, type LapackKernel } from "./matrix_kernel_wgsl.js";
+import { REAL, fieldOf, gamma, householderReflector, matrixWorkgroupSize, parameterWord, perMatrixKernel, reflectorFunctions, reflectorTau, resultsAre, workgroupSum, type LapackKernel } from "./matrix_kernel_wgsl.js";
 
 /**
  * The stated backward error of the GPU's reductions of an n×n f32 matrix A (no
@@ -29,7 +30,7 @@ import { fieldOf, gamma, householderReflector, matrixWorkgroupSize, parameterWor
 export const reductionBackwardBound = (n: number): number => gamma(16 * n * n);
 
 /**
- * The same for the GPU's complex (c64) ?gehrd, ‖A - Q̂Ĥ Q̂ᴴ‖_F ≤ bound·‖A‖_F: each part of
+ * The same for the GPU's complex (c64) ?gehrd and ?hetrd, ‖A - Q̂R̂Q̂ᴴ‖_F ≤ bound·‖A‖_F: each part of
  * a complex product or sum a real inner product of twice the terms, the modulus within
  * √2 of its parts (as complexQrBackwardBound): √2·γ_{32n²}.
  */
@@ -99,67 +100,87 @@ function gehrdKernel(a: ArrayShape, limits: GpuLimits, maxPerDimension: number):
 }
 
 /**
- * ?sytrd of a batch of n×n f32 symmetric matrices: buffers (a, out, d, e, tau, info),
+ * ?sytrd and ?hetrd of a batch of n×n f32 symmetric or c64 Hermitian matrices (over the
+ * matrix's Field): buffers (a, out, d, e, tau, info, and for c64 a work buffer),
  * parameter words n and lower (1 or 0). The result is a copy of A whose named triangle
  * the reduction works in (the other keeps A's, as LAPACK's). Upper is the lower
  * reduction of W = P·A·P, P the index reversal (the interpreter's sytrd: the same
  * arithmetic as LAPACK's loop from the last column), d, e and tau read back reversed:
- * W(i, j) is A(n-1-i, n-1-j), and only W's lower triangle is read or written (xk_sym
- * reads the symmetric entry from it). For column i: the reflector of W(i+1.., i) (β at
- * (i+1, i) is e_i), d_i = W(i, i); then the two-sided update of the trailing block as
- * ?sytd2 does it: p = tau·W·v (an invocation a row), α = -(tau/2)·pᵀv (a sum over the
- * workgroup), w = p + α·v, W -= v·wᵀ + w·vᵀ on the lower triangle (an invocation a
- * column). p and w are kept in d's words for rows past i, which are d's only later.
+ * W(i, j) is A(n-1-i, n-1-j) (unconjugated), and only W's lower triangle is read or
+ * written (xk_sym reads the Hermitian entry from it). For column i: the reflector of
+ * W(i+1.., i) (β at (i+1, i) is e_i; slarfg's, or clarfg's with β real), d_i = W(i, i);
+ * then the two-sided update of the trailing block as ?sytd2 and ?hetd2 do it:
+ * p = tau·W·v (an invocation a row), α = -(tau/2)·pᴴv (a sum over the workgroup),
+ * w = p + α·v, W -= v·wᴴ + w·vᴴ on the lower triangle (an invocation a column). f32 keeps
+ * p and w in d's words for rows past i, which are d's only later; c64 needs twice the
+ * words, the work buffer's 2n a matrix. c64's diagonal is real, as ?hetd2 keeps it: its
+ * imaginary parts are zeroed in the copy (the interpreter's sytrd does the same) and
+ * after each update of a diagonal entry (?her2's rule), so xk_sym reads them as 0.
  */
 function sytrdKernel(a: ArrayShape, limits: GpuLimits, maxPerDimension: number): WgslKernel {
+  const F = fieldOf(a);
+  const complex = F !== REAL;
+  const tau = reflectorTau(F);
+  const buffers = complex ? 7 : 6;
   const dims = a.dimensions;
   const size = matrixWorkgroupSize(dims.at(-1)!, limits);
   const s = u(size);
+  // Where p and w live: d's words (f32), the work buffer (c64); entry `row` as a word address.
+  const pw = (row: string): string => (complex ? F.at("pw", row) : `xk_at(d, ${row}, n)`);
+  // The workgroup's sums of pᴴv: f32 in the reflector's xk_sums, c64 in pairs.
+  const sums = complex ? "xk_csums" : "xk_sums";
   const body = [
-    `  let n = ${parameterWord(6, 0)};`,
+    `  let n = ${parameterWord(buffers, 0)};`,
     "  xk_n = n;",
-    `  xk_lower = ${parameterWord(6, 1)} != 0u;`,
-    "  let r = (args[1] >> 2u) + b * n * n;",
+    `  xk_lower = ${parameterWord(buffers, 1)} != 0u;`,
+    `  let r = (args[1] >> 2u) + ${F.scaled("b * n * n")};`,
     "  xk_r = r;",
     "  let d = (args[2] >> 2u) + b * n;",
     "  let m = max(n, 1u) - 1u;",
     "  let e = (args[3] >> 2u) + b * m;",
-    "  let tau = (args[4] >> 2u) + b * m;",
-    `  for (var k = lid.x; k < n * n; k = k + ${s}) { mem[r + k] = mem[(args[0] >> 2u) + b * n * n + k]; }`,
+    `  let tau = (args[4] >> 2u) + ${F.scaled("b * m")};`,
+    ...(complex
+      ? [
+        "  let pw = (args[6] >> 2u) + 2u * b * n;",
+        // A diagonal entry's imaginary word (2(i·n + i) + 1) is zeroed in the copy.
+        `  for (var k = lid.x; k < 2u * n * n; k = k + ${s}) { mem[r + k] = select(mem[(args[0] >> 2u) + 2u * b * n * n + k], 0u, k % 2u == 1u && (k / 2u) % (n + 1u) == 0u); }`,
+      ]
+      : [`  for (var k = lid.x; k < n * n; k = k + ${s}) { mem[r + k] = mem[(args[0] >> 2u) + b * n * n + k]; }`]),
     "  storageBarrier();",
     "  for (var i = 0u; i + 1u < n; i = i + 1u) {",
-    ...householderReflector(size, "xk_w(i + 1u, i)", (q) => `xk_w(${q}, i)`, "i + 2u", "n", "xk_at(tau, i, m)"),
+    ...householderReflector(size, "xk_w(i + 1u, i)", (q) => `xk_w(${q}, i)`, "i + 2u", "n", complex ? "xk_tau(tau, i, m)" : "xk_at(tau, i, m)", F),
     "    if (lid.x == 0u) {",
     "      mem[xk_at(e, i, m)] = mem[xk_w(i + 1u, i)];",
     "      mem[xk_at(d, i, n)] = mem[xk_w(i, i)];",
     "    }",
-    "    if (!xk_zero(h.x)) {",
+    `    if (!${F.isZero(tau)}) {`,
     `      for (var row = i + 1u + lid.x; row < n; row = row + ${s}) {`,
     "        var p = xk_sym(row, i + 1u);",
-    "        for (var c = i + 2u; c < n; c = c + 1u) { p = p + xk_sym(row, c) * xk_get(xk_w(c, i)); }",
-    "        mem[xk_at(d, row, n)] = bitcast<u32>(h.x * p);",
+    `        for (var c = i + 2u; c < n; c = c + 1u) { p = p + ${F.mul("xk_sym(row, c)", F.load("xk_w(c, i)"))}; }`,
+    `        ${F.store(pw("row"), F.mul(tau, "p"))}`,
     "      }",
     "    }",
-    "    var pv = 0.0;",
-    "    if (!xk_zero(h.x)) {",
-    `      for (var row = i + 1u + lid.x; row < n; row = row + ${s}) { pv = pv + xk_get(xk_at(d, row, n)) * xk_v(i, row); }`,
+    `    var pv = ${F.real("0.0")};`,
+    `    if (!${F.isZero(tau)}) {`,
+    `      for (var row = i + 1u + lid.x; row < n; row = row + ${s}) { pv = pv + ${F.conjMul(F.load(pw("row")), "xk_v(i, row)")}; }`,
     "    }",
     // The p words an invocation reads here are its own.
-    ...workgroupSum("pv", size),
-    "    let alpha = -0.5 * h.x * xk_sums[0];",
-    "    if (!xk_zero(h.x)) {",
-    `      for (var row = i + 1u + lid.x; row < n; row = row + ${s}) { mem[xk_at(d, row, n)] = bitcast<u32>(xk_get(xk_at(d, row, n)) + alpha * xk_v(i, row)); }`,
+    ...workgroupSum("pv", size, sums),
+    `    let alpha = -0.5 * ${F.mul(tau, `${sums}[0]`)};`,
+    `    if (!${F.isZero(tau)}) {`,
+    `      for (var row = i + 1u + lid.x; row < n; row = row + ${s}) { ${F.store(pw("row"), `${F.load(pw("row"))} + ${F.mul("alpha", "xk_v(i, row)")}`)} }`,
     "    }",
     // w, which every column reads, is in device memory.
     "    storageBarrier();",
-    "    if (!xk_zero(h.x)) {",
+    `    if (!${F.isZero(tau)}) {`,
     `      for (var c = i + 1u + lid.x; c < n; c = c + ${s}) {`,
-    "        let vc = xk_v(i, c);",
-    "        let wc = xk_get(xk_at(d, c, n));",
+    `        let vc = ${F.conj("xk_v(i, c)")};`,
+    `        let wc = ${F.conj(F.load(pw("c")))};`,
     "        for (var row = c; row < n; row = row + 1u) {",
     "          let at = xk_w(row, c);",
-    "          mem[at] = bitcast<u32>(xk_get(at) - (xk_v(i, row) * wc + xk_get(xk_at(d, row, n)) * vc));",
+    `          ${F.store("at", `${F.load("at")} - (${F.mul("xk_v(i, row)", "wc")} + ${F.mul(F.load(pw("row")), "vc")})`)}`,
     "        }",
+    ...(complex ? ["        mem[xk_w(c, c) + 1u] = 0u;"] : []),
     "      }",
     "    }",
     // The next column, which the next reflector reads, is in device memory.
@@ -171,20 +192,29 @@ function sytrdKernel(a: ArrayShape, limits: GpuLimits, maxPerDimension: number):
     "  }",
   ];
   const functions = [
-    ...reflectorFunctions(size),
+    ...reflectorFunctions(size, F),
+    ...(complex ? [`var<workgroup> xk_csums: array<vec2<f32>, ${size}>;`] : []),
     "var<private> xk_n: u32;",
     "var<private> xk_r: u32;",
     "var<private> xk_lower: bool;",
     // W(i, j)'s word: A's (i, j), or (n-1-i, n-1-j) for an upper triangle.
-    "fn xk_w(i: u32, j: u32) -> u32 { return select(xk_r + (xk_n - 1u - i) * xk_n + xk_n - 1u - j, xk_r + i * xk_n + j, xk_lower); }",
-    "fn xk_sym(i: u32, j: u32) -> f32 { return xk_get(xk_w(max(i, j), min(i, j))); }",
+    complex
+      ? "fn xk_w(i: u32, j: u32) -> u32 { return select(xk_r + 2u * ((xk_n - 1u - i) * xk_n + xk_n - 1u - j), xk_r + 2u * (i * xk_n + j), xk_lower); }"
+      : "fn xk_w(i: u32, j: u32) -> u32 { return select(xk_r + (xk_n - 1u - i) * xk_n + xk_n - 1u - j, xk_r + i * xk_n + j, xk_lower); }",
+    // W's entry from its lower triangle: W(j, i)'s conjugate above the diagonal.
+    complex
+      ? "fn xk_sym(i: u32, j: u32) -> vec2<f32> { let x = xk_cget(xk_w(max(i, j), min(i, j))); return select(x, xk_conj(x), i < j); }"
+      : "fn xk_sym(i: u32, j: u32) -> f32 { return xk_get(xk_w(max(i, j), min(i, j))); }",
     // Entry k of a vector of `len` (d, e, tau) in W's order.
     "fn xk_at(base: u32, k: u32, len: u32) -> u32 { return select(base + len - 1u - k, base + k, xk_lower); }",
+    ...(complex ? ["fn xk_tau(base: u32, k: u32, len: u32) -> u32 { return base + 2u * (xk_at(0u, k, len)); }"] : []),
     // v of reflector i at row q > i: its leading 1 at i + 1, then column i below.
-    "fn xk_v(i: u32, q: u32) -> f32 { return select(xk_get(xk_w(q, i)), 1.0, q == i + 1u); }",
+    complex
+      ? "fn xk_v(i: u32, q: u32) -> vec2<f32> { return select(xk_cget(xk_w(q, i)), vec2<f32>(1.0, 0.0), q == i + 1u); }"
+      : "fn xk_v(i: u32, q: u32) -> f32 { return select(xk_get(xk_w(q, i)), 1.0, q == i + 1u); }",
   ];
   const batch = product(dims.slice(0, -2));
-  return perMatrixKernel(6, size, batch, functions, body, `?sytrd of ${batch} f32 matrix(es), Householder, the n and triangle parameters`, maxPerDimension);
+  return perMatrixKernel(buffers, size, batch, functions, body, `?${complex ? "hetrd" : "sytrd"} of ${batch} ${F.type} matrix(es), Householder, the n and triangle parameters`, maxPerDimension);
 }
 
 /** ?gehrd (lapack_sgehrd_ffi, lapack_cgehrd_ffi): buffers (a, h, tau, info); the attributes low and high are LAPACK's ilo and ihi. */
@@ -197,11 +227,16 @@ export const gehrd: LapackKernel = (call, [a, ...more], results, limits, maxPerD
   return { kernel: gehrdKernel(a!, limits, maxPerDimension), parameters: n === 0 ? [0, 1, 0] : [n, ilo, ihi] };
 };
 
-/** ?sytrd (lapack_ssytrd_ffi, cusolver_sytrd_ffi, hipsolver_sytrd_ffi): buffers (a, out, d, e, tau, info). */
+/**
+ * ?sytrd and ?hetrd (lapack_ssytrd_ffi, lapack_chetrd_ffi, cusolver_sytrd_ffi,
+ * hipsolver_sytrd_ffi on f32 or c64): buffers (a, out, d, e, tau, info; c64: and the
+ * work buffer of p and w), d and e real, tau of a's type.
+ */
 export const sytrd: LapackKernel = (call, [a, ...more], results, limits, maxPerDimension) => {
   const lower = call.lower();
   const dims = a!.dimensions, n = dims.at(-1)!, batch = dims.slice(0, -2), m = Math.max(n - 1, 0);
-  const vector = (k: number): ArrayShape => arrayShape("f32", [...batch, k]);
-  if (more.length !== 0 || dims.at(-2) !== n || !resultsAre(results, [a!, vector(n), vector(m), vector(m), arrayShape("s32", batch)])) return undefined;
-  return { kernel: sytrdKernel(a!, limits, maxPerDimension), parameters: [n, lower ? 1 : 0] };
+  const vector = (k: number, type: ArrayShape["elementType"] = "f32"): ArrayShape => arrayShape(type, [...batch, k]);
+  if (more.length !== 0 || dims.at(-2) !== n || !resultsAre(results, [a!, vector(n), vector(m), vector(m, a!.elementType), arrayShape("s32", batch)])) return undefined;
+  const kernel = sytrdKernel(a!, limits, maxPerDimension), parameters = [n, lower ? 1 : 0];
+  return a!.elementType === "c64" ? { kernel, parameters, workspaceBytes: 4 * Math.max(2 * n * product(batch), 1) } : { kernel, parameters };
 };

@@ -6,11 +6,12 @@
 // ?sytrd (householder_wgsl.ts), the tridiagonal solve ?gtsv and gtsv2
 // (tridiagonal_wgsl.ts), the SVDs (svd_wgsl.ts) and the nonsymmetric eigenproblem ?gees,
 // ?geev (nonsymmetric_wgsl.ts); one table of custom-call targets
-// (LAPACK_KERNELS). XLA's Cholesky and TriangularSolve, ?potrf, ?trsm, ?getrf, ?geqrf,
-// ?orgqr/?ungqr, ?ormqr/?unmqr, ?syevd/?heevd, the SVDs, ?gehrd and ?gtsv take c64 too
-// (?gees, ?geev and ?hetrd not yet: they run on the host, saying so): each generator
-// is written over a scalar Field (matrix_kernel_wgsl.ts), so the complex kernel is the
-// real one's sweep on (re, im) pairs. The interpreter is the
+// (LAPACK_KERNELS). Every routine takes c64 too (XLA's Cholesky and TriangularSolve,
+// ?potrf, ?trsm, ?getrf, ?geqrf, ?orgqr/?ungqr, ?ormqr/?unmqr, ?syevd/?heevd, the SVDs,
+// ?gehrd, ?sytrd/?hetrd, ?gtsv, ?gees, ?geev and the hybrid eig_comp): each generator
+// but the nonsymmetric eigenproblem's is written over a scalar Field
+// (matrix_kernel_wgsl.ts), so the complex kernel is the real one's sweep on (re, im)
+// pairs; the complex Schur form is a kernel of its own (nonsymmetric_wgsl.ts says why). The interpreter is the
 // specification (interpreter/kernels/linalg.ts): its Cholesky computes in doubles and
 // rounds once, its triangular solve runs XLA's expansion in f32 (c64); the GPU computes in f32
 // by the textbook column sweep and substitution, within the bounds docs/numerics.md
@@ -702,7 +703,7 @@ interface LapackEntry { readonly platform: FfiPlatform; readonly operands: reado
  */
 const LAPACK_KERNELS: ReadonlyMap<string, LapackEntry> = new Map<string, LapackEntry>([
   // A routine with a complex kernel takes c64 on the GPU targets (their names carry no type) and has jaxlib's lapack_c…_ffi (?ungqr, ?unmqr: the complex names).
-  ...([["potrf", potrf, "potrf"], ["getrf", getrf, "getrf"], ["geqrf", geqrf, "geqrf"], ["orgqr", orgqr, "ungqr"], ["ormqr", ormqr, "unmqr"], ["syevd", syevd, "heevd"], ["sytrd", sytrd]] as const).flatMap(([routine, kernel, complexRoutine]: readonly [string, LapackKernel, string?]) => [
+  ...([["potrf", potrf, "potrf"], ["getrf", getrf, "getrf"], ["geqrf", geqrf, "geqrf"], ["orgqr", orgqr, "ungqr"], ["ormqr", ormqr, "unmqr"], ["syevd", syevd, "heevd"], ["sytrd", sytrd, "hetrd"]] as const).flatMap(([routine, kernel, complexRoutine]: readonly [string, LapackKernel, string?]) => [
     [`lapack_s${routine}_ffi`, { platform: "cpu", operands: ["f32"], rank: 2, kernel }] as const,
     ...(complexRoutine === undefined ? [] : [[`lapack_c${complexRoutine}_ffi`, { platform: "cpu", operands: ["c64"], rank: 2, kernel }] as const]),
     ...["cu", "hip"].map((prefix) => [`${prefix}solver_${routine}_ffi`, { platform: "gpu", operands: complexRoutine === undefined ? ["f32"] as const : ["f32", "c64"] as const, rank: 2, kernel }] as const),
@@ -714,9 +715,12 @@ const LAPACK_KERNELS: ReadonlyMap<string, LapackEntry> = new Map<string, LapackE
   ["lapack_sgtsv_ffi", { platform: "cpu", operands: ["f32"], rank: 1, kernel: gtsv }],
   ["lapack_cgtsv_ffi", { platform: "cpu", operands: ["c64"], rank: 1, kernel: gtsv }],
   ["lapack_sgees_ffi", { platform: "cpu", operands: ["f32"], rank: 2, kernel: gees }],
+  ["lapack_cgees_ffi", { platform: "cpu", operands: ["c64"], rank: 2, kernel: gees }],
   ["lapack_sgeev_ffi", { platform: "cpu", operands: ["f32"], rank: 2, kernel: geev }],
-  ["cusolver_geev_ffi", { platform: "gpu", operands: ["f32"], rank: 2, kernel: gpuGeev }],
+  ["lapack_cgeev_ffi", { platform: "cpu", operands: ["c64"], rank: 2, kernel: geev }],
+  ["cusolver_geev_ffi", { platform: "gpu", operands: ["f32", "c64"], rank: 2, kernel: gpuGeev }],
   ...["cu", "hip"].map((prefix) => [`${prefix}hybrid_eig_real`, { platform: "gpu", operands: ["f32"], rank: 2, kernel: geev }] as const),
+  ...["cu", "hip"].map((prefix) => [`${prefix}hybrid_eig_comp`, { platform: "gpu", operands: ["c64"], rank: 2, kernel: geev }] as const),
   ...["cu", "hip"].map((prefix) => [`${prefix}sparse_gtsv2_ffi`, { platform: "gpu", operands: ["f32", "c64"], rank: 1, kernel: gtsv }] as const),
   ...SINGLE_PRECISION_SVD_TARGETS.map(([target, form, operands]) => [target, { platform: target.startsWith("lapack_") ? "cpu" : "gpu", operands, rank: 2, kernel: svdOfForm(form) }] as const),
   ["Qr", { platform: "gpu", operands: ["f32", "c64"], rank: 2, kernel: geqrf }],

@@ -6,7 +6,7 @@
 // rounding bound γ_k, and the WGSL helpers they declare (an f32 word, its magnitude bits,
 // a sum over the workgroup, slarfg's and clarfg's reflector, the one-sided Jacobi
 // sweeps), and the scalar Field (f32 or c64) that Cholesky, LU, triangular solve, QR, Q,
-// Q applied, eigh, the SVD, ?gehrd and ?gtsv are written over.
+// Q applied, eigh, the SVD, ?gehrd, ?sytrd/?hetrd and ?gtsv are written over.
 
 import type { FfiCall } from "../../interpreter/lapack/ffi.js";
 import { shapeToString, type ArrayShape } from "../../types/shape.js";
@@ -185,21 +185,22 @@ export const fieldOf = (a: ArrayShape): Field => (a.elementType === "c64" ? COMP
 const SUM_RADIX = 16;
 
 /**
- * The sum of every invocation's f32 `value` (a workgroup of `size`) in xk_sums[0], as a
+ * The sum of every invocation's `value` (a workgroup of `size`) in `sums`[0] (a
+ * workgroup array of the value's type: xk_sums of f32, or another), as a
  * tree of radix 16: at each level invocation t adds the 16 partial sums from 16t·span
  * (span 1, 16, ...) in order into the first, a barrier a level; two levels to 256
  * invocations (fewer barriers than a binary tree: each costs SwiftShader tens of µs).
  * Every invocation reaches the barriers (uniform control flow).
  */
-export function workgroupSum(value: string, size: number): string[] {
-  const lines = [`    xk_sums[lid.x] = ${value};`, "    workgroupBarrier();"];
+export function workgroupSum(value: string, size: number, sums = "xk_sums"): string[] {
+  const lines = [`    ${sums}[lid.x] = ${value};`, "    workgroupBarrier();"];
   for (let span = 1; span < size; span *= SUM_RADIX) {
     const group = span * SUM_RADIX;
     lines.push(
       `    if (lid.x * ${u(group)} < ${u(size)}) {`,
-      `      var sum = xk_sums[lid.x * ${u(group)}];`,
-      `      for (var k = 1u; k < ${u(SUM_RADIX)} && lid.x * ${u(group)} + k * ${u(span)} < ${u(size)}; k = k + 1u) { sum = sum + xk_sums[lid.x * ${u(group)} + k * ${u(span)}]; }`,
-      `      xk_sums[lid.x * ${u(group)}] = sum;`,
+      `      var sum = ${sums}[lid.x * ${u(group)}];`,
+      `      for (var k = 1u; k < ${u(SUM_RADIX)} && lid.x * ${u(group)} + k * ${u(span)} < ${u(size)}; k = k + 1u) { sum = sum + ${sums}[lid.x * ${u(group)} + k * ${u(span)}]; }`,
+      `      ${sums}[lid.x * ${u(group)}] = sum;`,
       "    }",
       "    workgroupBarrier();",
     );

@@ -1,10 +1,13 @@
-// The nonsymmetric eigenproblem as WGSL kernels of the WebGPU backend (f32): jaxlib's
-// Schur factorization lapack_sgees_ffi (T, Z, wr, wi, sdim, info) and its eigenvalues and
-// eigenvectors lapack_sgeev_ffi (wr, wi, vl, vr complex, info), cuSOLVER's geev
-// (cusolver_geev_ffi: a, w complex, vl, vr packed in LAPACK's real form, info) and the
-// hybrid targets (cuhybrid_eig_real, hiphybrid_eig_real: lapack_sgeev_ffi's results), as
-// the interpreter's registry gives them (interpreter/lapack/targets.ts; the algorithm is
-// interpreter/lapack/nonsymmetric.ts's, which computes in doubles and rounds once).
+// The nonsymmetric eigenproblem as WGSL kernels of the WebGPU backend (f32 and c64):
+// jaxlib's Schur factorization lapack_sgees_ffi (T, Z, wr, wi, sdim, info) and its
+// eigenvalues and eigenvectors lapack_sgeev_ffi (wr, wi, vl, vr complex, info), cuSOLVER's
+// geev (cusolver_geev_ffi: a, w complex, vl, vr packed in LAPACK's real form, info) and
+// the hybrid targets (cuhybrid_eig_real, hiphybrid_eig_real: lapack_sgeev_ffi's results),
+// and their complex forms lapack_cgees_ffi (T, Z, w, sdim, info), lapack_cgeev_ffi,
+// cuhybrid_eig_comp and hiphybrid_eig_comp (w, vl, vr, info) and cusolver_geev_ffi on c64
+// (a, w, vl, vr, info), as the interpreter's registry gives them
+// (interpreter/lapack/targets.ts; the algorithm is interpreter/lapack/nonsymmetric.ts's,
+// which computes in doubles and rounds once).
 //
 // An invocation a matrix, the interpreter's steps in order, in f32 in a work buffer
 // (Hessenberg H and Z, then their imaginary parts for the eigenvectors, tau, the
@@ -40,6 +43,15 @@
 //      are not; the direction is unchanged; tested on a Jordan block); v = Z x normalized to unit 2-norm with its largest
 //      entry (the first of equal ones) real and positive; a real eigenvalue's vector real,
 //      a conjugate pair's second vector the conjugate of the first.
+// The complex kernel (complexNonsymmetricKernel) is a routine of its own, not the real
+// one's generator over the Field: its algorithm differs (the interpreter's complexSchur:
+// the single-shift QR iteration, Wilkinson's shift from the trailing 2×2 block, an
+// exceptional shift every tenth iteration, the bulge chased by plane rotations, deflation
+// on |re| + |im| as LAPACK's cabs1; T triangular, no 2×2 blocks to standardize or
+// triangularize), so the real one's reflector chase, ?lanv2 step and conjugate pairs have
+// no complex counterpart to share a text with. It shares the rest: step 1 (over both
+// parts), ?gehrd's reflectors (clarfg's: β real), the rotation of planes (xk_rotatec) and
+// step 5's back substitution and normalization, on H and Z as (real, imaginary) planes.
 // A matrix with an Inf or NaN: geev gives info = -4 and zeros (jaxlib's check, the
 // registry's); gees runs the same steps on it unscaled, as the interpreter's do (no
 // check: LAPACK's has none): what comes out depends on where the non-finite entries are
@@ -56,7 +68,7 @@ import type { FfiCall } from "../../interpreter/lapack/ffi.js";
 import type { GpuLimits } from "./gemm_tiles_wgsl.js";
 import { product, u } from "./op_kernels_wgsl.js";
 import type { WgslKernel } from "./wgsl_kernel.js";
-import { GET, IS_ZERO, MAGNITUDE, clearShare, gamma, grid, header, resultsAre, type LapackKernel } from "./matrix_kernel_wgsl.js";
+import { GET, IS_ZERO, MAGNITUDE, clearShare, gamma, grid, header, parameterWord, resultsAre, type LapackKernel } from "./matrix_kernel_wgsl.js";
 
 /** Iterations of the QR algorithm a matrix may take, per eigenvalue (the interpreter's and ?lahqr's 30). */
 const MAX_ITERATIONS_PER_EIGENVALUE = 30;
@@ -81,6 +93,14 @@ export const MAX_NONSYMMETRIC_ORDER = 64;
  */
 export const schurBound = (n: number): number => gamma(64 * n * n + 64);
 
+/**
+ * The same bounds for the GPU's complex (c64) Schur factorization and eigenvectors (‖A -
+ * ẐT̂Ẑᴴ‖_F, |ẐᴴẐ - I|, eigenvalues, ‖A v̂ - λ̂ v̂‖): each part of a complex product or sum
+ * a real inner product of twice the terms, a modulus within √2 of its parts (as
+ * complexReductionBackwardBound): √2·γ_{128n² + 128}.
+ */
+export const complexSchurBound = (n: number): number => Math.SQRT2 * gamma(128 * n * n + 128);
+
 /** The forms of the results. */
 type Form = "gees" | "geev" | "gpu_geev";
 
@@ -92,11 +112,12 @@ const workWords = (n: number, form: Form): number => (form === "gpu_geev" ? 6 : 
 
 /**
  * The WGSL functions on the matrix of the invocation (xk_n, the work's bases in private
- * variables): f32 entries of H and Z, Hessenberg reduction, the Francis iteration and
- * the 2×2 standardization, the eigenvalues, and (geev) the complex triangular form and
- * its eigenvectors.
+ * variables): f32 entries of H, hypot; then, for f32, REAL_SCHUR_FUNCTIONS (Hessenberg
+ * reduction, the Francis iteration and the 2×2 standardization, the eigenvalues) and
+ * (geev) the complex triangular form and its eigenvectors; for c64, PLANE_FUNCTIONS and
+ * COMPLEX_SCHUR_FUNCTIONS (and SUBSTITUTION_FUNCTIONS for geev).
  */
-const FUNCTIONS = String.raw`var<private> xk_n: u32;
+const COMMON_FUNCTIONS = String.raw`var<private> xk_n: u32;
 var<private> xk_hr: u32;
 var<private> xk_hi: u32;
 var<private> xk_zr: u32;
@@ -117,7 +138,10 @@ fn xk_hypot(a: f32, b: f32) -> f32 {
   if (m == 0.0) { return abs(a) + abs(b); }
   return m * sqrt((a / m) * (a / m) + (b / m) * (b / m));
 }
-// slarfg on (alpha, x1, x2) (x2 = 0 for a 2-element reflector): (beta, tau, 1/(alpha - beta)); tau = 0 when x = 0.
+`;
+
+/** The real Schur form: Hessenberg reduction, the Francis iteration and the 2×2 standardization, the eigenvalues from T's blocks. */
+const REAL_SCHUR_FUNCTIONS = String.raw`// slarfg on (alpha, x1, x2) (x2 = 0 for a 2-element reflector): (beta, tau, 1/(alpha - beta)); tau = 0 when x = 0.
 fn xk_reflector(alpha: f32, x1: f32, x2: f32) -> vec3<f32> {
   let xnorm = xk_hypot(x1, x2);
   if (xnorm == 0.0) { return vec3<f32>(alpha, 0.0, 0.0); }
@@ -372,8 +396,8 @@ fn xk_eigenvalues() {
 }
 `;
 
-/** The complex functions geev adds: T and Z's entries as vec2, the triangular form and the eigenvectors. */
-const VECTOR_FUNCTIONS = String.raw`var<private> xk_ob: u32;
+/** Complex entries on (real, imaginary) planes as vec2, their arithmetic and the plane rotation: f32 geev's complex triangular form, and c64's every step. */
+const PLANE_FUNCTIONS = String.raw`var<private> xk_ob: u32;
 var<private> xk_os: u32;
 var<private> xk_oi: u32;
 // Element e of the vectors' output: its real part at xk_ob + xk_os·e, its imaginary part xk_oi words after (interleaved c64, or planes).
@@ -416,7 +440,10 @@ fn xk_rotatec(i: u32, c: f32, s: vec2<f32>) {
     }
   }
 }
-// Each 2×2 block of the real Schur form rotated by its eigenvector (b, i·w) to complex upper-triangular form.
+`;
+
+/** The real form's 2×2 blocks made complex upper-triangular (geev on f32). */
+const TRIANGULARIZE_FUNCTIONS = String.raw`// Each 2×2 block of the real Schur form rotated by its eigenvector (b, i·w) to complex upper-triangular form.
 fn xk_triangularize() {
   let n = xk_n;
   for (var e = 0u; e < n * n; e = e + 1u) {
@@ -439,7 +466,10 @@ fn xk_triangularize() {
     i = i + 2u;
   }
 }
-// x_i = -s / (T_ii - λ), the divisor at least smin in modulus; the solution so far scaled down when x_i passes 2^64.
+`;
+
+/** An eigenvector of the complex upper-triangular T by back substitution, into the output columns. */
+const SUBSTITUTION_FUNCTIONS = String.raw`// x_i = -s / (T_ii - λ), the divisor at least smin in modulus; the solution so far scaled down when x_i passes 2^64.
 fn xk_solve(i: u32, s: vec2<f32>, lambda: vec2<f32>, smin: f32, first: u32, end: u32) {
   let n = xk_n;
   var d = xk_c(xk_hr, xk_hi, i * n + i) - lambda;
@@ -500,7 +530,10 @@ fn xk_vector(j: u32, right: bool, tnorm: f32) {
   for (var r = 0u; r < n; r = r + 1u) { xk_seto(r * n + j, xk_mul(xk_o(r * n + j), p)); }
   xk_seto(big * n + j, vec2<f32>(xk_o(big * n + j).x, 0.0));
 }
-// The eigenvectors of one side into (re, im) n×n: a real eigenvalue's real, a conjugate pair's second the conjugate of its first.
+`;
+
+/** The eigenvectors of one side of a real matrix: real ones real, a conjugate pair's second the conjugate of its first. */
+const PAIR_FUNCTIONS = String.raw`// The eigenvectors of one side into (re, im) n×n: a real eigenvalue's real, a conjugate pair's second the conjugate of its first.
 fn xk_vectors(right: bool, tnorm: f32) {
   let n = xk_n;
   for (var j = 0u; j < n; j = j + 1u) {
@@ -516,18 +549,177 @@ fn xk_vectors(right: bool, tnorm: f32) {
 `;
 
 /**
- * The kernel of a batch of `batch` n×n matrices (an invocation each) in `form`, buffers
+ * The complex Schur form of a c64 matrix (the interpreter's complexSchur), on H and Z as
+ * (real, imaginary) planes: ?gehrd's clarfg reflectors, then the single-shift QR
+ * iteration with Wilkinson's shift chasing its bulge by plane rotations (xk_rotatec).
+ */
+const COMPLEX_SCHUR_FUNCTIONS = String.raw`var<private> xk_taui: u32;
+fn xk_hc(i: u32, j: u32) -> vec2<f32> { return xk_c(xk_hr, xk_hi, i * xk_n + j); }
+fn xk_sethc(i: u32, j: u32, x: vec2<f32>) { xk_setc(xk_hr, xk_hi, i * xk_n + j, x); }
+// |re| + |im|, LAPACK's cabs1.
+fn xk_abs1(x: vec2<f32>) -> f32 { return abs(x.x) + abs(x.y); }
+// ‖H‖_F, scaled by its largest part's magnitude (on the bits: a NaN is above +∞).
+fn xk_hnorm() -> f32 {
+  let n = xk_n;
+  var most = 0u;
+  for (var e = 0u; e < n * n; e = e + 1u) { most = max(most, max(xk_magnitude(mem[xk_hr + e]), xk_magnitude(mem[xk_hi + e]))); }
+  let big = bitcast<f32>(most);
+  var sum = 0.0;
+  if (big > 0.0) { for (var e = 0u; e < n * n; e = e + 1u) { let y = xk_c(xk_hr, xk_hi, e) / big; sum = sum + dot(y, y); } }
+  return big * sqrt(sum);
+}
+// ?gehrd on H (clarfg's reflectors, β real, below the sub-diagonal), then Z = H(0)···H(n-2) from the identity, then H's entries below the sub-diagonal cleared.
+fn xk_chessenberg() {
+  let n = xk_n;
+  for (var i = 0u; i + 1u < n; i = i + 1u) {
+    var most = 0u;
+    for (var q = i + 2u; q < n; q = q + 1u) { most = max(most, max(xk_magnitude(mem[xk_hr + q * n + i]), xk_magnitude(mem[xk_hi + q * n + i]))); }
+    let big = bitcast<f32>(most);
+    var sum = 0.0;
+    if (big > 0.0) { for (var q = i + 2u; q < n; q = q + 1u) { let y = xk_hc(q, i) / big; sum = sum + dot(y, y); } }
+    let xnorm = big * sqrt(sum);
+    let alpha = xk_hc(i + 1u, i);
+    var tau = vec2<f32>(0.0, 0.0);
+    if (!xk_zero(xnorm) || !xk_zero(alpha.y)) {
+      let norm = xk_hypot(xk_hypot(alpha.x, alpha.y), xnorm);
+      let beta = select(norm, -norm, alpha.x >= 0.0);
+      tau = vec2<f32>((beta - alpha.x) / beta, -alpha.y / beta);
+      let scale = xk_div(vec2<f32>(1.0, 0.0), vec2<f32>(alpha.x - beta, alpha.y));
+      for (var q = i + 2u; q < n; q = q + 1u) { xk_sethc(q, i, xk_mul(xk_hc(q, i), scale)); }
+      xk_sethc(i + 1u, i, vec2<f32>(beta, 0.0));
+      // H·(I - tau v vᴴ) on every row, columns i+1.. (w = row·v, row -= (w·tau)·vᴴ); then (I - tau v vᴴ)ᴴ·H on rows i+1.., columns i+1.. (w = vᴴ·column, column -= v·(conj(tau)·w)).
+      for (var r = 0u; r < n; r = r + 1u) {
+        var w = xk_hc(r, i + 1u);
+        for (var c = i + 2u; c < n; c = c + 1u) { w = w + xk_mul(xk_hc(r, c), xk_hc(c, i)); }
+        let tw = xk_mul(w, tau);
+        xk_sethc(r, i + 1u, xk_hc(r, i + 1u) - tw);
+        for (var c = i + 2u; c < n; c = c + 1u) { xk_sethc(r, c, xk_hc(r, c) - xk_mul(tw, xk_conj(xk_hc(c, i)))); }
+      }
+      for (var c = i + 1u; c < n; c = c + 1u) {
+        var w = xk_hc(i + 1u, c);
+        for (var q = i + 2u; q < n; q = q + 1u) { w = w + xk_mul(xk_conj(xk_hc(q, i)), xk_hc(q, c)); }
+        let tw = xk_mul(xk_conj(tau), w);
+        xk_sethc(i + 1u, c, xk_hc(i + 1u, c) - tw);
+        for (var q = i + 2u; q < n; q = q + 1u) { xk_sethc(q, c, xk_hc(q, c) - xk_mul(xk_hc(q, i), tw)); }
+      }
+    }
+    xk_setc(xk_tau, xk_taui, i, tau);
+  }
+  for (var e = 0u; e < n * n; e = e + 1u) { xk_setc(xk_zr, xk_zi, e, vec2<f32>(select(0.0, 1.0, e / n == e % n), 0.0)); }
+  for (var k = 0u; k + 1u < n; k = k + 1u) {
+    let i = n - 2u - k;
+    let tau = xk_c(xk_tau, xk_taui, i);
+    if (!xk_zero(tau.x) || !xk_zero(tau.y)) {
+      for (var c = 0u; c < n; c = c + 1u) {
+        var w = xk_c(xk_zr, xk_zi, (i + 1u) * n + c);
+        for (var q = i + 2u; q < n; q = q + 1u) { w = w + xk_mul(xk_conj(xk_hc(q, i)), xk_c(xk_zr, xk_zi, q * n + c)); }
+        let tw = xk_mul(tau, w);
+        xk_setc(xk_zr, xk_zi, (i + 1u) * n + c, xk_c(xk_zr, xk_zi, (i + 1u) * n + c) - tw);
+        for (var q = i + 2u; q < n; q = q + 1u) { xk_setc(xk_zr, xk_zi, q * n + c, xk_c(xk_zr, xk_zi, q * n + c) - xk_mul(xk_hc(q, i), tw)); }
+      }
+    }
+  }
+  for (var i = 2u; i < n; i = i + 1u) { for (var j = 0u; j + 1u < i; j = j + 1u) { xk_sethc(i, j, vec2<f32>(0.0, 0.0)); } }
+}
+// |h(k, k-1)| negligible beside its diagonal neighbours, moduli as |re| + |im| (scale: ‖H‖_F, where both are 0).
+fn xk_cnegligible(k: u32, scale: f32) -> bool {
+  var diag = xk_abs1(xk_hc(k - 1u, k - 1u)) + xk_abs1(xk_hc(k, k));
+  if (diag == 0.0) { diag = scale; }
+  return xk_abs1(xk_hc(k, k - 1u)) <= XK_ULP * diag;
+}
+// The principal square root (the interpreter's csqrt).
+fn xk_csqrt(z: vec2<f32>) -> vec2<f32> {
+  if (xk_zero(z.x) && xk_zero(z.y)) { return vec2<f32>(0.0, z.y); }
+  let m = xk_hypot(z.x, z.y);
+  if (z.x >= 0.0) {
+    let t = sqrt((m + z.x) / 2.0);
+    return vec2<f32>(t, z.y / (2.0 * t));
+  }
+  let t = sqrt((m - z.x) / 2.0);
+  return vec2<f32>(abs(z.y) / (2.0 * t), select(t, -t, z.y < 0.0));
+}
+// Wilkinson's shift: the eigenvalue of the trailing 2×2 block at top nearer to h(top, top), (a + d)/2 ± √(((a - d)/2)² + bc).
+fn xk_wilkinson(top: u32) -> vec2<f32> {
+  let a = xk_hc(top - 1u, top - 1u);
+  let b = xk_hc(top - 1u, top);
+  let c = xk_hc(top, top - 1u);
+  let d = xk_hc(top, top);
+  let h = (a - d) / 2.0;
+  let r = xk_csqrt(xk_mul(h, h) + xk_mul(b, c));
+  let m = (a + d) / 2.0;
+  let plus = m + r - d;
+  let minus = m - r - d;
+  return select(m - r, m + r, xk_hypot(plus.x, plus.y) <= xk_hypot(minus.x, minus.y));
+}
+// The complex Schur form of H in place, Z with it: 0, or the 1-based index at which the iteration gave up.
+fn xk_cschur() -> u32 {
+  let n = xk_n;
+  var scale = xk_hnorm();
+  // 0 or NaN: 1, as the interpreter's ‖H‖ || 1 (on the bits: 0 - 1 wraps past every finite or infinite magnitude).
+  if (xk_magnitude(bitcast<u32>(scale)) - 1u >= 0x7f800000u) { scale = 1.0; }
+  var hi = i32(n) - 1;
+  var iter = 0u;
+  var total = 0u;
+  loop {
+    if (hi <= 0) { break; }
+    let top = u32(hi);
+    var l = top;
+    while (l > 0u && !xk_cnegligible(l, scale)) { l = l - 1u; }
+    if (l > 0u) { xk_sethc(l, l - 1u, vec2<f32>(0.0, 0.0)); }
+    if (l == top) {
+      hi = hi - 1;
+      iter = 0u;
+      continue;
+    }
+    total = total + 1u;
+    if (total > ${u(MAX_ITERATIONS_PER_EIGENVALUE)} * n) { return top + 1u; }
+    iter = iter + 1u;
+    var mu: vec2<f32>;
+    if (iter % 10u == 0u) {
+      // An exceptional shift (as ?lahqr's) breaks cycles.
+      let sub = xk_hc(top, top - 1u);
+      let t = xk_hc(top, top);
+      mu = vec2<f32>(t.x + abs(sub.x) + abs(sub.y), t.y);
+    } else {
+      mu = xk_wilkinson(top);
+    }
+    // Rotations G = [[c, s], [-conj(s), c]] (c real) with G (x, y)ᵀ = (‖(x, y)‖·x/|x|, 0): the first from h(l, l) - μ and h(l+1, l), then each the bulge below the sub-diagonal.
+    var x = xk_hc(l, l) - mu;
+    var y = xk_hc(l + 1u, l);
+    for (var k = l; k < top; k = k + 1u) {
+      if (k > l) {
+        x = xk_hc(k, k - 1u);
+        y = xk_hc(k + 1u, k - 1u);
+      }
+      let ax = xk_hypot(x.x, x.y);
+      let norm = xk_hypot(ax, xk_hypot(y.x, y.y));
+      if (xk_zero(norm)) { continue; }
+      var c = 0.0;
+      var s = vec2<f32>(1.0, 0.0);
+      if (!xk_zero(ax)) {
+        c = ax / norm;
+        let phase = x / ax;
+        s = vec2<f32>(phase.x * y.x + phase.y * y.y, phase.y * y.x - phase.x * y.y) / norm;
+      }
+      xk_rotatec(k, c, s);
+      if (k > l) { xk_sethc(k + 1u, k - 1u, vec2<f32>(0.0, 0.0)); }
+    }
+  }
+  return 0u;
+}
+`;
+
+/** A buffer's word address. */
+const at = (buffer: number): string => `(args[${buffer}] >> 2u)`;
+
+/**
+ * The kernel of a batch of `batch` n×n f32 matrices (an invocation each) in `form`, buffers
  * (a, the results, work); parameter words n, the flags, then the words of results that
  * are zeroed when not computed (gees: Z; geev: vl, vr).
  */
 function nonsymmetricKernel(form: Form, batch: number, limits: GpuLimits, maxPerDimension: number): WgslKernel {
   const buffers = form === "gees" ? 8 : 7;
   const work = buffers - 1;
-  const size = Math.min(64, limits.maxComputeInvocationsPerWorkgroup, limits.maxComputeWorkgroupSizeX);
-  const groups = Math.ceil(Math.max(batch, 1) / size);
-  const workgroups = grid(groups, maxPerDimension);
-  const p = (k: number): string => `args[${buffers + 1 + k}]`;
-  const at = (buffer: number): string => `(args[${buffer}] >> 2u)`;
   // Each invocation clears its matrix's share of a result's words (the result's shape may be any when it is not computed).
   const clear = (buffer: number, words: string): string[] => clearShare(buffer, words, batch, "0u", "1u");
   const common = [
@@ -641,44 +833,168 @@ function nonsymmetricKernel(form: Form, batch: number, limits: GpuLimits, maxPer
         ]),
     ];
   }
+  const functions = [COMMON_FUNCTIONS + REAL_SCHUR_FUNCTIONS, ...(form === "gees" ? [] : [PLANE_FUNCTIONS + TRIANGULARIZE_FUNCTIONS + SUBSTITUTION_FUNCTIONS + PAIR_FUNCTIONS])];
+  return invocationPerMatrix(buffers, batch, functions, body, `${FORM_NAMES[form]} of ${batch} f32 matrix(es), Francis double-shift QR, an invocation a matrix, the n and flags parameters`, limits, maxPerDimension);
+}
+
+/** What a form's kernel is called in a plan's dump. */
+const FORM_NAMES: Record<Form, string> = { gees: "?gees", geev: "?geev", gpu_geev: "the GPU's geev" };
+
+/**
+ * A kernel of an invocation a matrix of a batch of `batch`, `functions` declared, its
+ * body seeing the matrix `b` and the parameter words p0..p3 (n, the flags, the words of
+ * the results cleared when not computed).
+ */
+function invocationPerMatrix(buffers: number, batch: number, functions: readonly string[], body: readonly string[], what: string, limits: GpuLimits, maxPerDimension: number): WgslKernel {
+  const size = Math.min(64, limits.maxComputeInvocationsPerWorkgroup, limits.maxComputeWorkgroupSizeX);
+  const workgroups = grid(Math.ceil(Math.max(batch, 1) / size), maxPerDimension);
   const source = [
-    ...header, GET, IS_ZERO, MAGNITUDE, FUNCTIONS, ...(form === "gees" ? [] : [VECTOR_FUNCTIONS]),
+    ...header, GET, IS_ZERO, MAGNITUDE, ...functions,
     `@compute @workgroup_size(${size})`,
     "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {",
     `  let b = (wid.x + wid.y * ${u(workgroups[0])}) * ${u(size)} + lid.x;`,
     `  if (b >= ${u(batch)}) { return; }`,
-    ...[0, 1, 2, 3].map((k) => `  let p${k} = ${p(k)};`),
+    ...[0, 1, 2, 3].map((k) => `  let p${k} = ${parameterWord(buffers, k)};`),
     ...body,
     "}",
   ].join("\n");
-  const what = form === "gees" ? "?gees" : form === "geev" ? "?geev" : "the GPU's geev";
-  return { source, buffers, units: batch, invocationsPerUnit: 1, workgroups, what: `${what} of ${batch} f32 matrix(es), Francis double-shift QR, an invocation a matrix, the n and flags parameters` };
+  return { source, buffers, units: batch, invocationsPerUnit: 1, workgroups, what };
 }
 
-/** The kernel and its words for a batch of n×n matrices, or the host with the reason past MAX_NONSYMMETRIC_ORDER. */
+/** Words of a c64 matrix's share of the work buffer: H and Z (real, then imaginary planes), tau (real, imaginary), x (real, imaginary). */
+const complexWorkWords = (n: number): number => 4 * n * n + 4 * n;
+
+/**
+ * The kernel of a batch of `batch` n×n c64 matrices (an invocation each) in `form`:
+ * buffers (a, T, Z, w, sdim, info, work) for gees, (a, w, vl, vr, info, work) for geev
+ * and (a, a's copy, w, vl, vr, info, work) for the GPU's geev, every result c64 but the
+ * s32 words; parameter words as the f32 kernel's. The complex Schur form as the
+ * interpreter's complexSchur (no 2×2 blocks: T is triangular, w its diagonal), then each
+ * eigenvector by the f32 kernel's back substitution on T.
+ */
+function complexNonsymmetricKernel(form: Form, batch: number, limits: GpuLimits, maxPerDimension: number): WgslKernel {
+  const packed = form === "gpu_geev";
+  const buffers = form === "geev" ? 6 : 7;
+  // Each invocation clears its matrix's share of a result's words (the result's shape may be any when it is not computed).
+  const clear = (buffer: number, words: string): string[] => clearShare(buffer, words, batch, "0u", "1u");
+  // Element e of an interleaved c64 array at word `base` (xk_c's planes one word apart), and the statement that stores x there.
+  const get = (base: string, e: string): string => `xk_c(${base}, ${base} + 1u, 2u * ${e})`;
+  const set = (base: string, e: string, x: string): string => `xk_setc(${base}, ${base} + 1u, 2u * ${e}, ${x});`;
+  const common = [
+    "  let n = p0;",
+    "  xk_n = n;",
+    `  let base = ${at(buffers - 1)} + b * (4u * n * n + 4u * n);`,
+    "  xk_hr = base;",
+    "  xk_hi = base + n * n;",
+    "  xk_zr = base + 2u * n * n;",
+    "  xk_zi = base + 3u * n * n;",
+    "  xk_tau = base + 4u * n * n;",
+    "  xk_taui = xk_tau + n;",
+    "  xk_xr = xk_taui + n;",
+    "  xk_xi = xk_xr + n;",
+    "  let a = (args[0] >> 2u) + 2u * b * n * n;",
+    // The largest magnitude of a part (on the bits: a NaN is above +∞); 2^-ex brings it into [1, 2), as the f32 kernel's.
+    "  var largest = 0u;",
+    "  for (var e = 0u; e < 2u * n * n; e = e + 1u) { largest = max(largest, xk_magnitude(mem[a + e])); }",
+    "  let finite = largest < 0x7f800000u;",
+    "  let ex = select(i32(largest >> 23u) - 127i, 0i, largest < 0x00800000u || !finite);",
+    `  for (var e = 0u; e < n * n; e = e + 1u) { let x = ${get("a", "e")}; xk_setc(xk_hr, xk_hi, e, vec2<f32>(ldexp(x.x, -ex), ldexp(x.y, -ex))); }`,
+  ];
+  let body: string[];
+  if (form === "gees") {
+    body = [
+      ...common,
+      "  let vectors = (p1 & 1u) != 0u;",
+      ...clear(2, "p2"),
+      `  let T = ${at(1)} + 2u * b * n * n;`,
+      `  let Z = ${at(2)} + 2u * b * n * n;`,
+      `  let w = ${at(3)} + 2u * b * n;`,
+      `  mem[${at(4)} + b] = 0u;`,
+      "  xk_chessenberg();",
+      "  let info = xk_cschur();",
+      "  for (var e = 0u; e < n * n; e = e + 1u) {",
+      "    let t = xk_c(xk_hr, xk_hi, e);",
+      `    ${set("T", "e", "vec2<f32>(ldexp(t.x, ex), ldexp(t.y, ex))")}`,
+      `    if (vectors) { ${set("Z", "e", "xk_c(xk_zr, xk_zi, e)")} }`,
+      "  }",
+      // w is T's diagonal, as scaled back.
+      `  for (var i = 0u; i < n; i = i + 1u) { ${set("w", "i", get("T", "(i * n + i)"))} }`,
+      `  mem[${at(5)} + b] = info;`,
+    ];
+  } else {
+    // The results after a's copy (the GPU's geev): w, vl, vr, info.
+    const w = packed ? 2 : 1, info = w + 3;
+    body = [
+      ...common,
+      "  let left = (p1 & 2u) != 0u;",
+      "  let right = (p1 & 4u) != 0u;",
+      ...clear(w + 1, "p2"),
+      ...clear(w + 2, "p3"),
+      ...(packed ? [`  for (var e = 0u; e < 2u * n * n; e = e + 1u) { mem[${at(1)} + 2u * b * n * n + e] = mem[a + e]; }`] : []),
+      `  let w = ${at(w)} + 2u * b * n;`,
+      "  for (var e = 0u; e < 2u * n; e = e + 1u) { mem[w + e] = 0u; }",
+      "  if (!finite) {",
+      `    mem[${at(info)} + b] = 0xfffffffcu;`,
+      "    return;",
+      "  }",
+      "  xk_chessenberg();",
+      "  let info = xk_cschur();",
+      `  mem[${at(info)} + b] = info;`,
+      "  for (var i = 0u; i < n; i = i + 1u) {",
+      "    let t = xk_hc(i, i);",
+      `    ${set("w", "i", "vec2<f32>(ldexp(t.x, ex), ldexp(t.y, ex))")}`,
+      "  }",
+      "  if (info != 0u || !(left || right)) { return; }",
+      "  let tnorm = xk_hnorm();",
+      ...([[w + 1, "left", false], [w + 2, "right", true]] as const).flatMap(([buffer, flag, right]) => [
+        `  if (${flag}) {`,
+        `    xk_ob = ${at(buffer)} + 2u * b * n * n;`,
+        "    xk_os = 2u;",
+        "    xk_oi = 1u;",
+        `    for (var j = 0u; j < n; j = j + 1u) { xk_vector(j, ${right}, tnorm); }`,
+        "  }",
+      ]),
+    ];
+  }
+  const functions = [COMMON_FUNCTIONS, PLANE_FUNCTIONS + COMPLEX_SCHUR_FUNCTIONS, ...(form === "gees" ? [] : [SUBSTITUTION_FUNCTIONS])];
+  return invocationPerMatrix(buffers, batch, functions, body, `${FORM_NAMES[form]} of ${batch} c64 matrix(es), complex QR (Wilkinson's shift), an invocation a matrix, the n and flags parameters`, limits, maxPerDimension);
+}
+
+/** The kernel and its words for a batch of n×n f32 or c64 matrices, or the host with the reason past MAX_NONSYMMETRIC_ORDER. */
 function compiled(form: Form, target: string, a: ArrayShape, flags: number, cleared: readonly [number, number], limits: GpuLimits, maxPerDimension: number): ReturnType<LapackKernel> {
   const n = a.dimensions.at(-1)!, count = product(a.dimensions.slice(0, -2));
   if (n > MAX_NONSYMMETRIC_ORDER) return { declined: `custom call ${target}: order ${n} runs on the host (the GPU's Schur kernel, an invocation a matrix, takes orders up to ${MAX_NONSYMMETRIC_ORDER})` };
-  return { kernel: nonsymmetricKernel(form, count, limits, maxPerDimension), parameters: [n, flags, ...cleared], workspaceBytes: 4 * Math.max(count * workWords(n, form), 1) };
+  const complex = a.elementType === "c64";
+  const kernel = complex ? complexNonsymmetricKernel(form, count, limits, maxPerDimension) : nonsymmetricKernel(form, count, limits, maxPerDimension);
+  return { kernel, parameters: [n, flags, ...cleared], workspaceBytes: 4 * Math.max(count * (complex ? complexWorkWords(n) : workWords(n, form)), 1) };
 }
 
-/** ?gees (lapack_sgees_ffi): buffers (a, T, Z, wr, wi, sdim, info, work); `mode` 'V' computes Z; `sort` must be 'N' (else the host reports, as the registry). */
+/** The words of a result (a c64 element two). */
+const words = (r: ArrayShape): number => (r.elementType === "c64" ? 2 : 1) * product(r.dimensions);
+
+/**
+ * ?gees (lapack_sgees_ffi: buffers (a, T, Z, wr, wi, sdim, info, work); lapack_cgees_ffi:
+ * (a, T, Z, w, sdim, info, work)); `mode` 'V' computes Z; `sort` must be 'N' (else the
+ * host reports, as the registry).
+ */
 export const gees: LapackKernel = (call, [a, ...more], results, limits, maxPerDimension) => {
   const vectors = call.char("mode", "NV") === "V";
   if (call.char("sort", "NS", "N") !== "N") return undefined;
   const dims = a!.dimensions, n = dims.at(-1)!, batch = dims.slice(0, -2);
-  const vector = arrayShape("f32", [...batch, n]), words = arrayShape("s32", batch);
-  if (more.length !== 0 || dims.at(-2) !== n || !resultsAre(results, [a!, a!, vector, vector, words, words])) return undefined;
-  return compiled("gees", call.target, a!, vectors ? SCHUR_VECTORS : 0, [product(dims), 0], limits, maxPerDimension);
+  const vector = arrayShape(a!.elementType, [...batch, n]), status = arrayShape("s32", batch);
+  const eigenvalues = a!.elementType === "c64" ? [vector] : [vector, vector];
+  if (more.length !== 0 || dims.at(-2) !== n || !resultsAre(results, [a!, a!, ...eigenvalues, status, status])) return undefined;
+  return compiled("gees", call.target, a!, vectors ? SCHUR_VECTORS : 0, [words(a!), 0], limits, maxPerDimension);
 };
 
 /** The registry's check of the hybrid targets' `magma` attribute. */
 const magmaIsValid = (call: FfiCall): boolean => ["auto", "on", "off"].includes(call.attributes.get("magma") as string);
 
 /**
- * ?geev in LAPACK's form (lapack_sgeev_ffi: `compute_left`, `compute_right` characters;
- * cuhybrid_eig_real, hiphybrid_eig_real: bools `left`, `right` and `magma`): buffers
- * (a, wr, wi, vl, vr (c64), info, work).
+ * ?geev in LAPACK's form (lapack_sgeev_ffi, lapack_cgeev_ffi: `compute_left`,
+ * `compute_right` characters; cuhybrid_eig_real, hiphybrid_eig_real, and on c64
+ * cuhybrid_eig_comp, hiphybrid_eig_comp: bools `left`, `right` and `magma`): buffers
+ * (a, wr, wi, vl, vr (c64), info, work) on f32, (a, w, vl, vr, info, work) on c64.
  */
 export const geev: LapackKernel = (call, [a, ...more], results, limits, maxPerDimension) => {
   const cpu = call.platform === "cpu";
@@ -686,21 +1002,22 @@ export const geev: LapackKernel = (call, [a, ...more], results, limits, maxPerDi
   const left = cpu ? call.char("compute_left", "NV") === "V" : call.bool("left");
   const right = cpu ? call.char("compute_right", "NV") === "V" : call.bool("right");
   const dims = a!.dimensions, n = dims.at(-1)!, batch = dims.slice(0, -2);
-  const vector = arrayShape("f32", [...batch, n]), vectors = arrayShape("c64", dims);
-  if (more.length !== 0 || dims.at(-2) !== n || !resultsAre(results, [vector, vector, vectors, vectors, arrayShape("s32", batch)])) return undefined;
-  return compiled("geev", call.target, a!, (left ? LEFT : 0) | (right ? RIGHT : 0), [2 * product(dims), 2 * product(dims)], limits, maxPerDimension);
+  const vectors = arrayShape("c64", dims);
+  const eigenvalues = a!.elementType === "c64" ? [arrayShape("c64", [...batch, n])] : [arrayShape("f32", [...batch, n]), arrayShape("f32", [...batch, n])];
+  if (more.length !== 0 || dims.at(-2) !== n || !resultsAre(results, [...eigenvalues, vectors, vectors, arrayShape("s32", batch)])) return undefined;
+  return compiled("geev", call.target, a!, (left ? LEFT : 0) | (right ? RIGHT : 0), [words(vectors), words(vectors)], limits, maxPerDimension);
 };
 
 /**
  * cuSOLVER's geev (cusolver_geev_ffi): buffers (a, a's copy, w (c64), vl, vr, info, work),
- * the vectors in LAPACK's real storage; an unwanted side's result may have any f32 shape
- * (zeros).
+ * the vectors of a's type (on f32 in LAPACK's real storage); an unwanted side's result
+ * may have any shape of a's type (zeros).
  */
 export const gpuGeev: LapackKernel = (call, [a, ...more], results, limits, maxPerDimension) => {
   const left = call.bool("left"), right = call.bool("right");
   const dims = a!.dimensions, n = dims.at(-1)!, batch = dims.slice(0, -2);
   if (more.length !== 0 || dims.at(-2) !== n || results.length !== 5) return undefined;
-  const side = (wanted: boolean, r: ArrayShape): ArrayShape => (wanted ? a! : r.elementType === "f32" ? r : a!);
+  const side = (wanted: boolean, r: ArrayShape): ArrayShape => (wanted ? a! : r.elementType === a!.elementType ? r : a!);
   if (!resultsAre(results, [a!, arrayShape("c64", [...batch, n]), side(left, results[2]!), side(right, results[3]!), arrayShape("s32", batch)])) return undefined;
-  return compiled("gpu_geev", call.target, a!, (left ? LEFT : 0) | (right ? RIGHT : 0), [product(results[2]!.dimensions), product(results[3]!.dimensions)], limits, maxPerDimension);
+  return compiled("gpu_geev", call.target, a!, (left ? LEFT : 0) | (right ? RIGHT : 0), [words(results[2]!), words(results[3]!)], limits, maxPerDimension);
 };

@@ -295,7 +295,7 @@ ${lines.join("\n")}
   console.log(`cunmqr (17x17, 5x3, every flag pair): worst line ${(100 * worstC).toFixed(3)}% of its bound`);
 });
 
-test("the plan (no GPU needed): c64 getrf, trsm, geqrf and ungqr are kernels; c64 hetrd and z/d routines stay on the host, saying why", () => {
+test("the plan (no GPU needed): c64 getrf, trsm, geqrf, ungqr and hetrd are kernels (hetrd with a work buffer); z/d routines stay on the host, saying why", () => {
   const T = tensor([3, 3]);
   const plan = planGpuProgram(parseStableHlo(`func.func @main(%a: ${T}, %z: tensor<3x3xcomplex<f64>>) -> (${T}, tensor<3xi32>, tensor<i32>, ${T}, ${T}, tensor<3xcomplex<f32>>, ${T}, ${T}, tensor<3xf32>, tensor<2xf32>, tensor<3x3xcomplex<f64>>, tensor<3xi32>, tensor<i32>) {
   %0:3 = stablehlo.custom_call @lapack_cgetrf_ffi(%a) : (${T}) -> (${T}, tensor<3xi32>, tensor<i32>)
@@ -307,12 +307,13 @@ test("the plan (no GPU needed): c64 getrf, trsm, geqrf and ungqr are kernels; c6
   return %0#0, %0#1, %0#2, %1, %2#0, %2#1, %3, %4#0, %4#1, %4#2, %5#0, %5#1, %5#2 : ${T}, tensor<3xi32>, tensor<i32>, ${T}, ${T}, tensor<3xcomplex<f32>>, ${T}, ${T}, tensor<3xf32>, tensor<2xf32>, tensor<3x3xcomplex<f64>>, tensor<3xi32>, tensor<i32>
 }`), {});
   const dump = dumpGpuProgram(plan);
-  for (const what of [/\?getrf of 1 c64 matrix\(es\)/, /triangular solve of c64 systems/, /\?geqrf of 1 c64 matrix\(es\)/, /\?ungqr of 1 c64 matrix\(es\)/]) assert.match(dump, what);
+  for (const what of [/\?getrf of 1 c64 matrix\(es\)/, /triangular solve of c64 systems/, /\?geqrf of 1 c64 matrix\(es\)/, /\?ungqr of 1 c64 matrix\(es\)/, /\?hetrd of 1 c64 matrix\(es\)/]) assert.match(dump, what);
   const kernels = plan.steps.flatMap((s) => (s.kind === "kernel" ? [s] : []));
-  // ?trsm's flags: right side, lower, transposed and conjugated (trans_x = C).
-  assert.deepEqual(kernels.map((s) => s.parameters), [[3, 3], [2 | 4 | 16, 3, 3, 3, 1], [3, 3], [3, 3, 3]]);
+  // ?trsm's flags: right side, lower, transposed and conjugated (trans_x = C); ?hetrd's n and lower.
+  assert.deepEqual(kernels.map((s) => s.parameters), [[3, 3], [2 | 4 | 16, 3, 3, 3, 1], [3, 3], [3, 3, 3], [3, 1]]);
+  // ?hetrd's p and w: 2n words of work.
+  assert.equal(kernels[4]!.buffers.length, 7);
   assert.deepEqual(plan.steps.flatMap((s) => (s.kind === "host" ? [s.why] : [])), [
-    "custom call lapack_chetrd_ffi (c64[3,3]) -> (c64[3,3], f32[3], f32[2], c64[2], s32[]): the GPU has no complex kernel of this routine",
     "custom call lapack_zgetrf_ffi (c128[3,3]) -> (c128[3,3], s32[3], s32[]): WGSL has no f64 (f64 and c128 LAPACK calls run on the host)",
   ]);
 });
@@ -373,4 +374,90 @@ ${lines.join("\n")}
     }
     console.log(`${what}: worst ‖A - QHQᴴ‖ ${(100 * worst).toFixed(3)}% of its bound`);
   });
+});
+
+// ---- the tridiagonal reduction
+
+test("c64 ?hetrd (lapack_chetrd_ffi, cusolver_sytrd_ffi, hipsolver_sytrd_ffi on c64), the f32 ?sytrd kernel's generator over the Field: clarfg's reflectors, d and e real, A = Q T Qᴴ within complexReductionBackwardBound, the compact form near the interpreter's, the other triangle kept", { skip }, async () => {
+  const cases = [
+    { batch: [2], n: 6, target: "lapack_chetrd_ffi", attrs: "{uplo = 76 : ui8}", lower: true },
+    { batch: [2], n: 17, target: "cusolver_sytrd_ffi", attrs: "{lower = false}", lower: false },
+    { batch: [], n: 1, target: "hipsolver_sytrd_ffi", attrs: "{lower = true}", lower: true },
+    { batch: [3], n: 5, target: "lapack_chetrd_ffi", attrs: "{uplo = 85 : ui8}", lower: false },
+    { batch: [1], n: 40, target: "cusolver_sytrd_ffi", attrs: "{lower = true}", lower: true },
+    // Special columns (values set below), lower and upper.
+    { batch: [1], n: 4, target: "lapack_chetrd_ffi", attrs: "{uplo = 76 : ui8}", lower: true },
+    { batch: [1], n: 4, target: "lapack_chetrd_ffi", attrs: "{uplo = 85 : ui8}", lower: false },
+  ] as const;
+  const types = (batch: readonly number[], n: number): string[] => {
+    const m = Math.max(n - 1, 0);
+    return [tensor([...batch, n, n]), tensor([...batch, n], "f32"), tensor([...batch, m], "f32"), tensor([...batch, m]), tensor(batch, "i32")];
+  };
+  const lines = cases.map(({ batch, n, target, attrs }, p) => `  %${p}:5 = stablehlo.custom_call @${target}(%a${p}) {mhlo.backend_config = ${attrs}} : (${tensor([...batch, n, n])}) -> (${types(batch, n).join(", ")})`);
+  const results = cases.flatMap(({ batch, n }) => types(batch, n));
+  const program = parseStableHlo(`func.func @main(${cases.map(({ batch, n }, p) => `%a${p}: ${tensor([...batch, n, n])}`).join(", ")}) -> (${results.join(", ")}) {
+${lines.join("\n")}
+  return ${cases.flatMap((_, p) => [0, 1, 2, 3, 4].map((k) => `%${p}#${k}`)).join(", ")} : ${results.join(", ")}
+}`).entry;
+  const size = (batch: readonly number[]): number => batch.reduce((s, d) => s * d, 1);
+  // Random entries everywhere: the diagonal's imaginary parts and the other triangle must not be read.
+  const values = cases.map(({ batch, n }, p) => complexes(size(batch) * n * n, 1300 + p));
+  // Lower 4x4: column 0's x = (0, 0) under a real α (tau 0, e_0 = α); column 1's x = 0 under a complex α = 3i (β = -3, tau (1, 1)).
+  values[5] = [c(1), c(9, 9), c(9, 9), c(9, 9), c(2), c(3, 0.5), c(9, 9), c(9, 9), c(0), c(0, 3), c(2), c(9, 9), c(0), c(0), c(1, -1), c(4)];
+  // Upper 4x4, the same columns as its W = PAP sees them (column n-1-j of A's upper triangle, reversed).
+  values[6] = [c(4), c(1, -1), c(0), c(0), c(9, 9), c(2), c(0, 3), c(0), c(9, 9), c(9, 9), c(3, 0.5), c(2), c(9, 9), c(9, 9), c(9, 9), c(1)];
+  const { got, want, dump } = await runOnGpu<C | number>(program, cases.map(({ batch, n }, p) => Literal.fromValues("c64", [...batch, n, n], values[p] as never)));
+  assert.match(dump, /\?hetrd of 2 c64 matrix\(es\)/);
+  cases.forEach(({ batch, n, target, lower }, p) => {
+    const [out, d, e, tau, info] = got.slice(5 * p, 5 * p + 5) as [C[], number[], number[], C[], number[]];
+    const what = `${target} ${[...batch, n, n].join("x")} ${lower ? "lower" : "upper"}`, m = Math.max(n - 1, 0), bound = complexReductionBackwardBound(n);
+    assert.deepEqual(info, new Array<number>(size(batch)).fill(0), `${what}: info`);
+    [out, d, e, tau].forEach((mine, k) => {
+      const theirs = want[5 * p + k]!, scale = Math.max(1, ...theirs.map((x) => (typeof x === "number" ? Math.abs(x) : abs(x))));
+      mine.forEach((v, i) => {
+        const diff = typeof v === "number" ? Math.abs(v - (theirs[i] as number)) : abs(sub(v, theirs[i] as C));
+        assert.ok(diff <= 2 ** -12 * scale, `${what}: result ${k} element ${i}: ${JSON.stringify(v)}, the interpreter's ${JSON.stringify(theirs[i])}`);
+      });
+    });
+    let worst = 0;
+    for (let s = 0; s < size(batch); s++) {
+      const input = values[p]!.slice(s * n * n, (s + 1) * n * n), h = out.slice(s * n * n, (s + 1) * n * n);
+      const ds = d.slice(s * n, (s + 1) * n), es = e.slice(s * m, (s + 1) * m), t = tau.slice(s * m, (s + 1) * m);
+      const named = (i: number, j: number): boolean => (lower ? i >= j : i <= j);
+      // A from its named triangle (the diagonal real); the other triangle of the result is A's, bit for bit.
+      const a = (i: number, j: number): C => (i === j ? c(input[i * n + i]!.re) : named(i, j) ? input[i * n + j]! : conj(input[j * n + i]!));
+      for (let i = 0; i < n; i++) for (let j = 0; j < n; j++) if (!named(i, j)) assert.deepEqual(h[i * n + j], input[i * n + j], `${what}: (${i}, ${j}) of the other triangle`);
+      // d on the diagonal (its imaginary part 0), e beside it, real.
+      for (let i = 0; i < n; i++) assert.deepEqual(h[i * n + i], c(ds[i]!), `${what}: d ${i} on the diagonal`);
+      for (let k = 0; k < m; k++) assert.deepEqual(lower ? h[(k + 1) * n + k] : h[k * n + k + 1], c(es[k]!), `${what}: e ${k} beside the diagonal`);
+      // LAPACK: lower Q = H(0)···H(n-2), v_k = (0.., 1 at k+1, h(k+2.., k)); upper Q = H(n-2)···H(0), v_k = (h(0..k-1, k+1), 1 at k, 0..); H = I - tau v vᴴ.
+      const reflectors = Array.from({ length: m }, (_, k) => ({
+        v: Array.from({ length: n }, (_, i) => (lower ? (i === k + 1 ? ONE : i > k + 1 ? h[i * n + k]! : ZERO) : i === k ? ONE : i < k ? h[i * n + k + 1]! : ZERO)),
+        tau: t[k]!,
+      }));
+      const q = Array.from({ length: n }, (_, i) => Array.from({ length: n }, (_, j) => (i === j ? ONE : ZERO)));
+      for (const { v, tau: tk } of lower ? reflectors : reflectors.reverse()) {
+        for (const row of q) {
+          const tw = mul(row.reduce((acc, x, j) => add(acc, mul(x, v[j]!)), ZERO), tk);
+          for (let j = 0; j < n; j++) row[j] = sub(row[j]!, mul(tw, conj(v[j]!)));
+        }
+      }
+      const tri = (i: number, j: number): C => c(i === j ? ds[i]! : Math.abs(i - j) === 1 ? es[Math.min(i, j)]! : 0);
+      let err = 0, norm = 0;
+      for (let i = 0; i < n; i++) for (let j = 0; j < n; j++) {
+        let x = ZERO;
+        for (let k = 0; k < n; k++) for (let l = Math.max(k - 1, 0); l <= Math.min(k + 1, n - 1); l++) x = add(x, mul(mul(q[i]![k]!, tri(k, l)), conj(q[j]![l]!)));
+        err += abs(sub(a(i, j), x)) ** 2;
+        norm += abs(a(i, j)) ** 2;
+      }
+      const relative = norm === 0 ? 0 : Math.sqrt(err / norm);
+      assert.ok(relative <= bound, `${what}: matrix ${s}: ‖A - QTQᴴ‖/‖A‖ = ${relative} > ${bound}`);
+      worst = Math.max(worst, relative / bound);
+    }
+    console.log(`${what}: worst ‖A - QTQᴴ‖ ${(100 * worst).toFixed(3)}% of its bound`);
+  });
+  // The special columns, exactly: tau_0 = 0 with e_0 = α = 2; tau_1 = (1, 1) with e_1 = β = -3 (lower, and the upper one's reversed).
+  const at = 5 * 5;
+  assert.deepEqual([got[at + 2]!.slice(0, 2), got[at + 3]!.slice(0, 2)], [[2, -3], [ZERO, c(1, 1)]]);
+  assert.deepEqual([got[at + 7]!.slice(1), got[at + 8]!.slice(1)], [[-3, 2], [c(1, 1), ZERO]]);
 });
