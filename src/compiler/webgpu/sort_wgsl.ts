@@ -12,11 +12,11 @@
 // and 523776. A merge network (Batcher's odd-even merge sort) has a few fewer
 // comparisons, but rounds in which some positions sit idle and partners found by a
 // test a position; every bitonic round pairs all positions, each with itself XOR a
-// mask. A network is not stable by itself, so pairs
-// compare by the comparator, then by position (goesFirst): a total order for every
-// comparator that is a strict weak order (integers, TOTALORDER floats, JAX's
-// comparators), whose sorted order is unique and is the stable sort's, so the kernel
-// is bit-exact with the interpreter (JS's stable sort) whether is_stable is set or not.
+// mask. A network is not stable by itself, so pairs compare by the comparator, then by
+// position (goesFirst): a total order for every comparator that is a strict weak order
+// (integers, TOTALORDER floats, JAX's comparators), whose sorted order is unique and is
+// the stable sort's, so the kernel is bit-exact with the interpreter (JS's stable sort)
+// whether is_stable is set or not.
 // For a comparator that is not one (a plain LT on floats with NaNs) the order around a
 // NaN is the network's, as in XLA, and the result still a permutation: every exchange
 // swaps two whole entries. A lane's permutation (a u32 a lane element) must fit the
@@ -225,9 +225,10 @@ const GOES_FIRST = [
  * The most invocations a lane's workgroup has: a wavefront on AMD, two warps on NVIDIA.
  * More would shorten a round on a GPU with few lanes to sort; on SwiftShader, which runs
  * a workgroup's invocations on one thread, switching between them at every barrier,
- * 64 cost 20-45% less CPU time than 256 (docs/benchmarks.md, "The WGSL sort, session
- * 53"). Keeping several pairs an invocation in registers for the rounds within blocks of
- * 16 (no barrier between them) gained nothing measurable there, so the rounds are plain.
+ * 64 cost 5-45% less CPU time than 256 on the probe's programs (docs/benchmarks.md,
+ * "The WGSL sort, session 53"). An invocation taking its own block of 16 positions
+ * through the rounds that stay within it, with no barrier between them, gained nothing
+ * measurable there, so every round is one barrier.
  */
 const SORT_INVOCATIONS = 64;
 
@@ -308,9 +309,9 @@ function sortKernel(parts: SortParts, writesPermutation: boolean, limits: GpuLim
  * log2(P)·(log2(P)+1)/2 passes runs one kernel with its (k, j) as the step's parameters,
  * exchanging the pairs (i, i ^ j) of every lane into the order of block k; the last
  * copies every word-sized operand in the sorted order (narrow ones are gathered after).
- * The pairs compare by the comparator, then by position (a total order, so the result is
- * the stable sort's: the interpreter's for any strict weak order), the padding after
- * everything.
+ * The pairs compare by the comparator, then by position (goesFirst: a total order, so
+ * the result is the stable sort's, the interpreter's for any strict weak order), the
+ * padding after everything.
  */
 function longSortSteps(parts: SortParts, maxWorkgroupsPerDimension: number): (SortSteps & { readonly lanePositions: number }) | Declined {
   const { n, lanes, comparator } = parts;
