@@ -1,20 +1,26 @@
 // Sort as a WGSL kernel of the WebGPU backend: a workgroup a lane (the 1-D run of
 // elements along the sort dimension), sorting a permutation of the lane's positions in
-// workgroup memory by odd-even transposition, then copying every operand's elements in
-// that order. The comparator is the sort's computation compiled into a WGSL function
-// (its body lowered as the fusions' scalar ops are, kernel/lower_fusion.ts, and printed
-// by the value renderer, wgsl_values.ts), reading the compared elements from memory.
+// workgroup memory by a bitonic network, then copying every operand's elements in that
+// order. The comparator is the sort's computation compiled into a WGSL function (its
+// body lowered as the fusions' scalar ops are, kernel/lower_fusion.ts, and printed by
+// the value renderer, wgsl_values.ts), reading the compared elements from memory.
 //
-// Why odd-even transposition: it swaps neighbours only when the right one strictly goes
-// first, so the sort is stable (is_stable or not, as the interpreter's, which is JS's
-// stable sort), and it yields a permutation whatever the comparator does. For a
-// comparator that is a strict weak order (integers, TOTALORDER floats, JAX's
-// comparators) every stable sort gives the same result, so the kernel is bit-exact with
-// the interpreter; for one that is not (a plain LT on floats with NaNs) the order of
-// the elements around a NaN is the algorithm's, as it is in XLA. Its cost is n rounds
-// of n/2 comparisons for a lane of n, a barrier a round, over as many invocations as
-// the adapter allows in a workgroup (up to n/2); a lane's permutation must fit the
-// adapter's workgroup memory (4096 elements in WebGPU's guaranteed 16 KiB): longer
+// Why a bitonic network: its log2(P)·(log2(P)+1)/2 rounds (P: the lane's length rounded
+// up to a power of two) of P/2 independent compare-exchanges each take a barrier a
+// round, where the odd-even transposition it replaced (session 53) took n rounds for a
+// lane of n: for a lane of 1024, 55 rounds and 28160 comparisons instead of 1024 rounds
+// and 523776. A merge network (Batcher's odd-even merge sort) has a few fewer
+// comparisons, but rounds in which some positions sit idle and partners found by a
+// test a position; every bitonic round pairs all positions, each with itself XOR a
+// mask. A network is not stable by itself, so pairs compare by the comparator, then by
+// position (goesFirst): a total order for every comparator that is a strict weak order
+// (integers, TOTALORDER floats, JAX's comparators), whose sorted order is unique and is
+// the stable sort's, so the kernel is bit-exact with the interpreter (JS's stable sort)
+// whether is_stable is set or not.
+// For a comparator that is not one (a plain LT on floats with NaNs) the order around a
+// NaN is the network's, as in XLA, and the result still a permutation: every exchange
+// swaps two whole entries. A lane's permutation (a u32 a lane element) must fit the
+// adapter's workgroup memory (4096 elements in WebGPU's guaranteed 16 KiB); longer
 // lanes are sorted by a bitonic network across dispatches (longSortSteps).
 //
 // Operands of 1- and 2-byte elements (bf16, f16, the f8 types, 8- and 16-bit integers,
@@ -200,13 +206,53 @@ export function sortStepsWgsl(inst: Instruction<"sort">, limits: GpuLimits, maxW
   return { permutationBytes: sorted.permutationBytes, steps: [...sorted.steps, ...gathers] };
 }
 
-/** The sort kernel over the operands then the results (then, with narrow operands, the permutation it writes). */
+/**
+ * `fn goesFirst(base: u32, x: u32, y: u32) -> bool`: whether lane position x goes before
+ * y in the order of the comparator, then of position: a total order for a comparator
+ * that is a strict weak order, so a sorting network yields the stable sort's result. One
+ * comparator call: for x before y in the lane, "x goes first" is "y does not", which
+ * asymmetry makes the same as comparing the pair both ways. For a comparator that is not
+ * a strict weak order any answer still exchanges whole elements: a permutation.
+ */
+const GOES_FIRST = [
+  "fn goesFirst(base: u32, x: u32, y: u32) -> bool {",
+  "  if (x < y) { return !before(base, y, x); }",
+  "  return before(base, x, y);",
+  "}",
+].join("\n");
+
+/**
+ * The most invocations a lane's workgroup has: a wavefront on AMD, two warps on NVIDIA.
+ * More would shorten a round on a GPU with few lanes to sort; on SwiftShader, which runs
+ * a workgroup's invocations on one thread, switching between them at every barrier,
+ * 64 cost 5-45% less CPU time than 256 on the probe's programs (docs/benchmarks.md,
+ * "The WGSL sort, session 53"). An invocation taking its own block of 16 positions
+ * through the rounds that stay within it, with no barrier between them, gained nothing
+ * measurable there, so every round is one barrier.
+ */
+const SORT_INVOCATIONS = 64;
+
+/**
+ * The sort kernel over the operands then the results (then, with narrow operands, the
+ * permutation it writes): a workgroup a lane, the lane's permutation in workgroup memory
+ * sorted by a bitonic network. The network is the form whose compare-exchanges all put
+ * the first in order at the lower position: merging two sorted blocks of k/2 into a
+ * block of k first pairs each position of the lower half with its mirror in the upper
+ * (a, a ^ (k - 1)), then with the position j higher for j = k/4 down to 1 (a, a + j).
+ * The lane is padded to a power of two P with positions that go after everything, so
+ * a pair whose upper position is padding never exchanges: the padding is left out of
+ * workgroup memory and of the work. log2(P)·(log2(P)+1)/2 rounds of at most P/2
+ * compare-exchanges, a barrier a round.
+ */
 function sortKernel(parts: SortParts, writesPermutation: boolean, limits: GpuLimits, maxWorkgroupsPerDimension: number): WgslKernel {
   const { n, lanes, comparator } = parts;
+  const P = 2 ** Math.ceil(Math.log2(Math.max(2, n)));
+  const pairs = P / 2;
   const groupsX = Math.min(lanes, maxWorkgroupsPerDimension);
-  const size = Math.max(1, Math.min(limits.maxComputeInvocationsPerWorkgroup, limits.maxComputeWorkgroupSizeX, Math.ceil(n / 2)));
+  const size = Math.max(1, Math.min(SORT_INVOCATIONS, limits.maxComputeInvocationsPerWorkgroup, limits.maxComputeWorkgroupSizeX, pairs));
   const count = parts.bytes.length;
   const buffers = 2 * count + (writesPermutation ? 1 : 0);
+  const rounds = Math.log2(P) * (Math.log2(P) + 1) / 2;
   const source = [
     "@group(0) @binding(0) var<storage, read_write> mem: array<u32>;",
     "@group(0) @binding(1) var<storage, read> args: array<u32>;",
@@ -215,6 +261,7 @@ function sortKernel(parts: SortParts, writesPermutation: boolean, limits: GpuLim
     ...wgslMathSources(comparator.math),
     `var<workgroup> order: array<u32, ${n}>;`,
     comparator.source,
+    GOES_FIRST,
     `@compute @workgroup_size(${size})`,
     "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {",
     // A zero the compiler cannot see (the slot after the buffers): float constants go through it.
@@ -225,14 +272,22 @@ function sortKernel(parts: SortParts, writesPermutation: boolean, limits: GpuLim
     ...laneBase(parts),
     `  for (var j = lid.x; j < ${u(n)}; j = j + ${u(size)}) { order[j] = j; }`,
     "  workgroupBarrier();",
-    // Round r compares the pairs (a, a + 1) with a of r's parity; n rounds sort any lane.
-    `  for (var r = 0u; r < ${u(n)}; r = r + 1u) {`,
-    `    for (var a = 2u * lid.x + (r & 1u); a + 1u < ${u(n)}; a = a + ${u(2 * size)}) {`,
-    "      let left = order[a];",
-    "      let right = order[a + 1u];",
-    "      if (before(base, right, left)) { order[a] = right; order[a + 1u] = left; }",
+    `  for (var k = 2u; k <= ${u(P)}; k = k << 1u) {`,
+    "    for (var j = k >> 1u; j > 0u; j = j >> 1u) {",
+    // The round's partner of a position of the lower side: its mirror in the block of k first, then the position j higher.
+    "      let partner = select(j, k - 1u, j == k >> 1u);",
+    `      for (var t = lid.x; t < ${u(pairs)}; t = t + ${u(size)}) {`,
+    // Pair t's lower position: t with a zero bit inserted at j.
+    "        let a = ((t & ~(j - 1u)) << 1u) | (t & (j - 1u));",
+    "        let b = a ^ partner;",
+    `        if (b < ${u(n)}) {`,
+    "          let x = order[a];",
+    "          let y = order[b];",
+    "          if (goesFirst(base, y, x)) { order[a] = y; order[b] = x; }",
+    "        }",
+    "      }",
+    "      workgroupBarrier();",
     "    }",
-    "    workgroupBarrier();",
     "  }",
     `  for (var j = lid.x; j < ${u(n)}; j = j + ${u(size)}) {`,
     "    let src = order[j];",
@@ -241,7 +296,10 @@ function sortKernel(parts: SortParts, writesPermutation: boolean, limits: GpuLim
     "  }",
     "}",
   ].join("\n");
-  return { source, buffers, units: lanes, invocationsPerUnit: size, workgroups: [groupsX, Math.ceil(lanes / groupsX)], what: `sort of ${lanes} lanes of ${n}, odd-even transposition in workgroup memory` };
+  return {
+    source, buffers, units: lanes, invocationsPerUnit: size, workgroups: [groupsX, Math.ceil(lanes / groupsX)],
+    what: `sort of ${lanes} lanes of ${n}, a bitonic network of ${rounds} rounds in workgroup memory`,
+  };
 }
 
 /**
@@ -251,9 +309,9 @@ function sortKernel(parts: SortParts, writesPermutation: boolean, limits: GpuLim
  * log2(P)·(log2(P)+1)/2 passes runs one kernel with its (k, j) as the step's parameters,
  * exchanging the pairs (i, i ^ j) of every lane into the order of block k; the last
  * copies every word-sized operand in the sorted order (narrow ones are gathered after).
- * The pairs compare by the comparator, then by position (a total order, so the result is
- * the stable sort's: the interpreter's for any strict weak order), the padding after
- * everything.
+ * The pairs compare by the comparator, then by position (goesFirst: a total order, so
+ * the result is the stable sort's, the interpreter's for any strict weak order), the
+ * padding after everything.
  */
 function longSortSteps(parts: SortParts, maxWorkgroupsPerDimension: number): (SortSteps & { readonly lanePositions: number }) | Declined {
   const { n, lanes, comparator } = parts;
@@ -262,14 +320,12 @@ function longSortSteps(parts: SortParts, maxWorkgroupsPerDimension: number): (So
   if (lanes * P * 4 >= 2 ** 31) return { declined: `webgpu sort: a permutation of ${lanes} lanes of ${P} elements is 2 GiB or more` };
   const flat = (elements: number): ArrayShape => arrayShape("u32", [elements]);
   const init = elementKernel(flat(lanes * P), 0, "", [`  mem[(args[0u] >> 2u) + i] = i % ${u(P)};`], maxWorkgroupsPerDimension);
-  const pass = elementKernel(flat(lanes * P), count, [WGSL_HELPERS, memoryHelpers(false), ...wgslMathSources(comparator.math), comparator.source,
-    // Positions past the lane (padding) go last; equal elements keep their order.
+  const pass = elementKernel(flat(lanes * P), count, [WGSL_HELPERS, memoryHelpers(false), ...wgslMathSources(comparator.math), comparator.source, GOES_FIRST,
+    // Positions past the lane (padding) go last.
     "fn less(base: u32, x: u32, y: u32) -> bool {",
     `  if (x >= ${u(n)}) { return false; }`,
     `  if (y >= ${u(n)}) { return true; }`,
-    "  if (before(base, x, y)) { return true; }",
-    "  if (before(base, y, x)) { return false; }",
-    "  return x < y;",
+    "  return goesFirst(base, x, y);",
     "}"].join("\n"), [
     `  xk_opaque = args[${u(count + 1)}];`,
     `  let k = args[${u(count + 2)}];`,
