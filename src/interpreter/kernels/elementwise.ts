@@ -16,6 +16,7 @@ import { elementCount, type ArrayShape } from "../../types/shape.js";
 import type { Kernel, KernelTable } from "../context.js";
 import { binaryScalarFn, SCALAR_BINARY_OPCODES, unaryScalarFn, type BinaryFn, type ScalarBinaryOpcode } from "./elementwise_ops.js";
 import { slotsOf } from "./element_copy.js";
+import { totalOrderKeys } from "./total_order.js";
 
 function resultShape(inst: Instruction): ArrayShape {
   if (inst.shape.kind !== "array") throw new ExecutionError(`${inst.name}: expected an array result`);
@@ -70,46 +71,11 @@ const DIRECTION_FNS: Readonly<Record<ComparisonDirection, (a: Ordered, b: Ordere
   GT: (a, b) => a > b, LE: (a, b) => a <= b, LT: (a, b) => a < b,
 };
 
-/**
- * An integer whose order is the total order of the float's bit pattern:
- * -NaN < -inf < ... < -0 < +0 < ... < inf < +NaN. Negative values (sign bit set)
- * map to -(magnitude) - 1, so -0 sorts just below +0.
- */
-function totalOrderKeys(x: Literal): Ordered[] {
-  const t = x.elementType;
-  const n = elementCount(x.arrayShape);
-  const keys = new Array<Ordered>(n);
-  const data = x.data;
-  if (t === "f64") {
-    const bits = new BigInt64Array(data.buffer, data.byteOffset, n);
-    for (let i = 0; i < n; i++) {
-      const s = bits[i]!;
-      keys[i] = s < 0n ? -(s & 0x7fffffffffffffffn) - 1n : s;
-    }
-    return keys;
-  }
-  if (t === "f32") {
-    const bits = new Int32Array(data.buffer, data.byteOffset, n);
-    for (let i = 0; i < n; i++) {
-      const s = bits[i]!;
-      keys[i] = s < 0 ? -(s & 0x7fffffff) - 1 : s;
-    }
-    return keys;
-  }
-  // f16, bf16 and the narrow formats are stored as their bit patterns.
-  const width = ELEMENT_TYPES[t].bitWidth;
-  const hasSign = ELEMENT_TYPES[t].float?.encoding !== "e8m0";
-  const signBit = 2 ** (width - 1);
-  for (let i = 0; i < n; i++) {
-    const b = data[i] as number;
-    keys[i] = hasSign && b >= signBit ? -(b - signBit) - 1 : b;
-  }
-  return keys;
-}
-
-function orderedValues(x: Literal, type: ComparisonType): Ordered[] {
+/** A key per element whose numeric order is the comparison type's order. */
+function orderKeys(x: Literal, type: ComparisonType): (linear: number) => Ordered {
   if (type === "TOTALORDER") return totalOrderKeys(x);
-  return x.values().map((v) => (typeof v === "boolean" ? (v ? 1 : 0) : (v as number | bigint)));
+  const values = x.values().map((v) => (typeof v === "boolean" ? (v ? 1 : 0) : (v as number | bigint)));
+  return (i) => values[i]!;
 }
 
 const compareKernel: Kernel<"compare"> = (inst, [a, b]) => {
@@ -126,10 +92,11 @@ const compareKernel: Kernel<"compare"> = (inst, [a, b]) => {
     return mapBinary(shape, a!, b!, direction === "EQ" ? equal : (x, y) => !equal(x, y));
   }
   const fn = DIRECTION_FNS[direction];
-  const xs = orderedValues(a!, type);
-  const ys = orderedValues(b!, type);
+  const xKey = orderKeys(a!, type);
+  const yKey = orderKeys(b!, type);
   const out = Literal.zeros(shape);
-  for (let i = 0; i < xs.length; i++) out.data[i] = fn(xs[i]!, ys[i]!) ? 1 : 0;
+  const n = elementCount(a!.arrayShape);
+  for (let i = 0; i < n; i++) out.data[i] = fn(xKey(i), yKey(i)) ? 1 : 0;
   return out;
 };
 
