@@ -5,23 +5,16 @@
 // instruction's inferred shape (abs of complex is real, compare gives pred, ...).
 
 import type { ComparisonDirection, ComparisonType } from "../../ir/attributes.js";
-import type { Instruction } from "../../ir/computation.js";
 import { tableOf, UNARY_OPCODES, type UnaryOpcode } from "../../ir/opcodes.js";
 import { defaultComparisonType, type ElementwiseShapeOpcode } from "../../ir/shape/elementwise.js";
 import { ELEMENT_TYPES, type ElementType } from "../../types/element_type.js";
-import { ExecutionError } from "../../types/errors.js";
 import { rowMajorStrides } from "../../types/index_util.js";
 import { Literal, readStorage, writeStorage, type Complex, type Scalar } from "../../types/literal.js";
 import { elementCount, type ArrayShape } from "../../types/shape.js";
 import type { Kernel, KernelTable } from "../context.js";
 import { binaryScalarFn, SCALAR_BINARY_OPCODES, unaryScalarFn, type BinaryFn, type ScalarBinaryOpcode } from "./elementwise_ops.js";
-import { slotsOf } from "./element_copy.js";
+import { resultArrayShape, slotsOf } from "./element_copy.js";
 import { totalOrderKeys } from "./total_order.js";
-
-function resultShape(inst: Instruction): ArrayShape {
-  if (inst.shape.kind !== "array") throw new ExecutionError(`${inst.name}: expected an array result`);
-  return inst.shape;
-}
 
 /** result[i] = f(x[i]) for every element. */
 function mapUnary(shape: ArrayShape, x: Literal, f: (v: Scalar) => Scalar): Literal {
@@ -47,7 +40,7 @@ function mapBinary(shape: ArrayShape, a: Literal, b: Literal, f: (x: Scalar, y: 
 }
 
 function unaryKernel<O extends UnaryOpcode>(opcode: O): Kernel<O> {
-  return (inst, [x]) => mapUnary(resultShape(inst), x!, unaryScalarFn(opcode, x!.elementType));
+  return (inst, [x]) => mapUnary(resultArrayShape(inst), x!, unaryScalarFn(opcode, x!.elementType));
 }
 
 /**
@@ -56,10 +49,10 @@ function unaryKernel<O extends UnaryOpcode>(opcode: O): Kernel<O> {
  * payload comes through as XLA passes it, where a trip through a JS number would quiet it.
  */
 const realKernel: Kernel<"real"> = (inst, [x]) =>
-  ELEMENT_TYPES[x!.elementType].kind === "complex" ? mapUnary(resultShape(inst), x!, unaryScalarFn("real", x!.elementType)) : x!;
+  ELEMENT_TYPES[x!.elementType].kind === "complex" ? mapUnary(resultArrayShape(inst), x!, unaryScalarFn("real", x!.elementType)) : x!;
 
 function binaryKernel<O extends ScalarBinaryOpcode>(opcode: O): Kernel<O> {
-  return (inst, [a, b]) => mapBinary(resultShape(inst), a!, b!, binaryScalarFn(opcode, a!.elementType));
+  return (inst, [a, b]) => mapBinary(resultArrayShape(inst), a!, b!, binaryScalarFn(opcode, a!.elementType));
 }
 
 // ---- compare --------------------------------------------------------------------
@@ -79,7 +72,7 @@ function orderKeys(x: Literal, type: ComparisonType): (linear: number) => Ordere
 }
 
 const compareKernel: Kernel<"compare"> = (inst, [a, b]) => {
-  const shape = resultShape(inst);
+  const shape = resultArrayShape(inst);
   const t: ElementType = a!.elementType;
   const { direction } = inst.attrs;
   const type = inst.attrs.compareType ?? defaultComparisonType(t);
@@ -105,7 +98,7 @@ const compareKernel: Kernel<"compare"> = (inst, [a, b]) => {
 const selectKernel: Kernel<"select"> = (inst, [pred, onTrue, onFalse]) => {
   // A scalar pred picks a whole operand (seed 000: also for tuples).
   if (pred!.dimensions.length === 0) return pred!.values()[0] === true ? onTrue! : onFalse!;
-  const shape = resultShape(inst);
+  const shape = resultArrayShape(inst);
   const chosen = pred!.values();
   const out = Literal.zeros(shape);
   const t = shape.elementType;
@@ -121,7 +114,7 @@ const selectKernel: Kernel<"select"> = (inst, [pred, onTrue, onFalse]) => {
 };
 
 const clampKernel: Kernel<"clamp"> = (inst, [lo, x, hi]) => {
-  const shape = resultShape(inst);
+  const shape = resultArrayShape(inst);
   const t = x!.elementType;
   const max: BinaryFn = binaryScalarFn("maximum", t);
   const min: BinaryFn = binaryScalarFn("minimum", t);
@@ -132,7 +125,7 @@ const clampKernel: Kernel<"clamp"> = (inst, [lo, x, hi]) => {
 // ---- broadcastInDim -------------------------------------------------------------
 
 const broadcastInDimKernel: Kernel<"broadcastInDim"> = (inst, [x]) => {
-  const shape = resultShape(inst);
+  const shape = resultArrayShape(inst);
   const operand = x!;
   const outDims = shape.dimensions;
   const map = inst.attrs.broadcastDimensions;
@@ -166,7 +159,7 @@ const broadcastInDimKernel: Kernel<"broadcastInDim"> = (inst, [x]) => {
 
 /** complex(re, im): pairs two real arrays into one complex array. */
 const complexKernel: Kernel<"complex"> = (inst, [re, imag]) =>
-  mapBinary(resultShape(inst), re!, imag!, (x, y) => ({ re: x as number, im: y as number }));
+  mapBinary(resultArrayShape(inst), re!, imag!, (x, y) => ({ re: x as number, im: y as number }));
 
 // ---- the table ------------------------------------------------------------------
 
