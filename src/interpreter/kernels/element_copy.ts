@@ -13,7 +13,7 @@
 // the instruction's (bounded) shape, wherever the result size follows the operand's.
 
 import type { Instruction } from "../../ir/computation.js";
-import { isComplex, type ElementType } from "../../types/element_type.js";
+import { isComplex } from "../../types/element_type.js";
 import { ExecutionError } from "../../types/errors.js";
 import { forEachIndex } from "../../types/index_util.js";
 import { Literal } from "../../types/literal.js";
@@ -40,8 +40,6 @@ export function slotsOf(lit: Literal): Slots {
   }
   return view as unknown as Slots;
 }
-
-export const slotsPerElement = (t: ElementType): number => (isComplex(t) ? 2 : 1);
 
 /** Copies element `from` of `src` to element `to` of `dst` (same element type). */
 export function copyElement(src: Literal, from: number, dst: Literal, to: number): void {

@@ -9,7 +9,7 @@ import { tableOf, UNARY_OPCODES, type UnaryOpcode } from "../../ir/opcodes.js";
 import { defaultComparisonType, type ElementwiseShapeOpcode } from "../../ir/shape/elementwise.js";
 import { ELEMENT_TYPES, type ElementType } from "../../types/element_type.js";
 import { rowMajorStrides } from "../../types/index_util.js";
-import { Literal, readStorage, writeStorage, type Complex, type Scalar } from "../../types/literal.js";
+import { Literal, readStorage, storagePerElement, writeStorage, type Complex, type Scalar } from "../../types/literal.js";
 import { elementCount, type ArrayShape } from "../../types/shape.js";
 import type { Kernel, KernelTable } from "../context.js";
 import { binaryScalarFn, SCALAR_BINARY_OPCODES, unaryScalarFn, type BinaryFn, type ScalarBinaryOpcode } from "./elementwise_ops.js";
@@ -101,10 +101,9 @@ const selectKernel: Kernel<"select"> = (inst, [pred, onTrue, onFalse]) => {
   const shape = resultArrayShape(inst);
   const chosen = pred!.values();
   const out = Literal.zeros(shape);
-  const t = shape.elementType;
   // Slots, not values: the chosen element's bits are copied, as XLA copies them (a
   // signalling NaN stays one; narrow floats' storage holds their bit patterns).
-  const width = ELEMENT_TYPES[t].kind === "complex" ? 2 : 1;
+  const width = storagePerElement(shape.elementType);
   const [dst, whenTrue, whenFalse] = [slotsOf(out), slotsOf(onTrue!), slotsOf(onFalse!)];
   for (let i = 0; i < chosen.length; i++) {
     const src = chosen[i] === true ? whenTrue : whenFalse;
@@ -138,7 +137,7 @@ const broadcastInDimKernel: Kernel<"broadcastInDim"> = (inst, [x]) => {
   });
   const out = Literal.zeros(shape);
   const n = elementCount(shape);
-  const width = ELEMENT_TYPES[shape.elementType].kind === "complex" ? 2 : 1;
+  const width = storagePerElement(shape.elementType);
   // Slots, not values: bits are copied (a signalling NaN stays one).
   const src = slotsOf(operand);
   const dst = slotsOf(out);
