@@ -39,8 +39,15 @@ export interface UpdateTensorShardings {
   readonly updateResults: boolean[];
 }
 
+/** No operand or result changed yet: where a pass gathers the updates of several steps. */
 export function noUpdates(numOperands: number, numResults: number): UpdateTensorShardings {
   return { updateOperands: new Array<boolean>(numOperands).fill(false), updateResults: new Array<boolean>(numResults).fill(false) };
+}
+
+/** Marks in `into` the operands and results that `step` changed. */
+export function addUpdates(into: UpdateTensorShardings, step: UpdateTensorShardings): void {
+  step.updateOperands.forEach((b, i) => (into.updateOperands[i] ||= b));
+  step.updateResults.forEach((b, i) => (into.updateResults[i] ||= b));
 }
 
 /** The axes of each factor, indexed by factor. */
