@@ -77,10 +77,6 @@ export function axisPrefixOf(a: AxisRef, b: AxisRef): boolean {
   return axisContains(b, a) && subAxisPreSize(a) === subAxisPreSize(b);
 }
 
-export function axisStrictPrefixOf(a: AxisRef, b: AxisRef): boolean {
-  return !axisEquals(a, b) && axisPrefixOf(a, b);
-}
-
 export function axisOverlaps(a: AxisRef, b: AxisRef): boolean {
   if (a.name !== b.name) return false;
   if (a.subAxis === undefined || b.subAxis === undefined) return true;

@@ -291,5 +291,3 @@ export const aggressiveFactorPropagation: FactorPropagation = {
     return updates;
   },
 };
-
-export const FACTOR_PROPAGATIONS = { basic: basicFactorPropagation, aggressive: aggressiveFactorPropagation } as const;

@@ -13,7 +13,7 @@
 // (merging sub-axes that meet at a factor boundary), stopping after a factor that is
 // not fully sharded: anything further would need a strided view.
 
-import { ShardingError, addAxisOrMerge, axisEquals, axisListEquals, axisSize, isStrictPrefix, subAxis, greatestCommonPrefix } from "../../sharding/axis.js";
+import { ShardingError, addAxisOrMerge, axisListEquals, axisSize, isStrictPrefix, subAxis, greatestCommonPrefix } from "../../sharding/axis.js";
 import type { AxisRef, DimensionSharding, Mesh, OpShardingRule, ReductionOp, TensorMapping, TensorSharding } from "../../sharding/model.js";
 
 export interface FactorSharding {
@@ -283,14 +283,4 @@ export class ShardingProjection {
     const has = (t: TensorFactorShardings): boolean => [...t.factorIndexToSharding.values()].some((fs) => fs.overflowAxes.length > 0);
     return { updateOperands: this.operands.map(has), updateResults: this.results.map(has) };
   }
-}
-
-/** Whether two factor shardings are the same. */
-export function factorShardingEquals(a: FactorSharding, b: FactorSharding): boolean {
-  return axisListEquals(a.axisRefs, b.axisRefs) && a.isClosed === b.isClosed && a.isMinorMost === b.isMinorMost && axisListEquals(a.overflowAxes, b.overflowAxes);
-}
-
-/** Whether an axis ref is among `axes`. */
-export function containsAxis(axes: readonly AxisRef[], a: AxisRef): boolean {
-  return axes.some((x) => axisEquals(x, a));
 }
