@@ -16,7 +16,7 @@
 // do not get axes their results do not have.
 
 import {
-  axisContains, axisEquals, axisPrefixOf, axisSize, axisListPrefixStatus, isStrictPrefix, prefixWithoutOverlapList, subAxis,
+  axisContains, axisEquals, axisPrefixOf, axisSize, axisListPrefixStatus, gcd, isStrictPrefix, prefixWithoutOverlapList, subAxis,
   subAxisPreSize, totalAxesSize,
 } from "../../sharding/axis.js";
 import type { AxisRef, Mesh, PropagationDirection } from "../../sharding/model.js";
@@ -39,11 +39,6 @@ export interface FactorPropagation {
   readonly name: "basic" | "aggressive";
   /** Updates `projection` in place; says which operands and results changed. */
   propagateFactorShardings(projection: ShardingProjection, direction: DirectionAlongFactor, options: FactorPropagationOptions): UpdateTensorShardings;
-}
-
-function gcd(a: number, b: number): number {
-  while (b !== 0) [a, b] = [b, a % b];
-  return a;
 }
 
 /** The largest prefix of `a` overlapping no axis (overflow included) of the tensor's other factors. */

@@ -13,7 +13,7 @@
 // (merging sub-axes that meet at a factor boundary), stopping after a factor that is
 // not fully sharded: anything further would need a strided view.
 
-import { ShardingError, addAxisOrMerge, axisListEquals, axisSize, isStrictPrefix, subAxis, greatestCommonPrefix } from "../../sharding/axis.js";
+import { ShardingError, addAxisOrMerge, axisListEquals, axisSize, gcd, isStrictPrefix, subAxis, greatestCommonPrefix } from "../../sharding/axis.js";
 import type { AxisRef, DimensionSharding, Mesh, OpShardingRule, ReductionOp, TensorMapping, TensorSharding } from "../../sharding/model.js";
 
 export interface FactorSharding {
@@ -79,11 +79,6 @@ function addRemainingAxes(out: AxisRef[], cursor: AxisCursor | undefined, axes: 
     addAxisOrMerge(out, cursorAxis(axes, c), mesh);
     c = cursorAt(axes, c.index + 1, mesh);
   }
-}
-
-function gcd(a: number, b: number): number {
-  while (b !== 0) [a, b] = [b, a % b];
-  return a;
 }
 
 function isMinorMost(dimMapping: readonly number[], factorIndex: number): boolean {
