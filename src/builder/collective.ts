@@ -9,6 +9,7 @@ import { InstructionFactory } from "../ir/factory.js";
 import type { ElementType } from "../types/element_type.js";
 import { ShapeError } from "../types/errors.js";
 import { scalarShape, validateLayout, type Layout, type Shape } from "../types/shape.js";
+import { builderOf } from "./operands.js";
 import { XlaBuilder, XlaOp } from "./xla_builder.js";
 
 export interface CollectiveOptions {
@@ -38,12 +39,6 @@ function groupAttrs(options: CollectiveOptions): {
 }
 
 const list = (ops: XlaOp | readonly XlaOp[]): readonly XlaOp[] => (ops instanceof XlaOp ? [ops] : ops);
-
-function builderOf(opName: string, ops: readonly XlaOp[]): XlaBuilder {
-  const first = ops[0];
-  if (first === undefined) throw new ShapeError(`${opName}: needs at least one operand`);
-  return first.builder;
-}
 
 function checkLayout(opName: string, result: XlaOp, layout: Layout | undefined): void {
   if (layout === undefined) return;

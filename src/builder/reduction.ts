@@ -3,19 +3,13 @@
 // Computations built with `builder.createSubBuilder(...)`.
 
 import type { Computation } from "../ir/computation.js";
-import { ShapeError } from "../types/errors.js";
 import { makeWindow, paddingForMode, type PaddingMode } from "../ir/shape/window.js";
+import { builderOf } from "./operands.js";
 import { XlaBuilder, type XlaOp } from "./xla_builder.js";
 
 export type { PaddingMode } from "../ir/shape/window.js";
 
 const asList = (ops: XlaOp | readonly XlaOp[]): readonly XlaOp[] => (Array.isArray(ops) ? ops : [ops as XlaOp]);
-
-function builderOf(op: string, ops: readonly XlaOp[]): XlaBuilder {
-  const first = ops[0];
-  if (first === undefined) throw new ShapeError(`${op}: needs at least one operand`);
-  return first.builder;
-}
 
 /**
  * Reduce(operands..., init_values..., computation, dimensions_to_reduce). Accepts one
