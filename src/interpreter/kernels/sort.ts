@@ -17,8 +17,8 @@ import { totalOrderKeys } from "./total_order.js";
 
 /** Calls `fn` with the linear positions of every lane along `dim` of an array of `dims`. */
 function forEachLane(dims: readonly number[], dim: number, fn: (positions: number[]) => void): void {
-  const stride = rowMajorStrides(dims)[dim]!;
   const strides = rowMajorStrides(dims);
+  const stride = strides[dim]!;
   const outer = dims.map((d, k) => (k === dim ? 1 : d));
   const length = dims[dim]!;
   forEachIndex(outer, (idx) => {
