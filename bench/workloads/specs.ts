@@ -95,8 +95,6 @@ export function firstWeight(w: Workload): number {
   }
 }
 
-export type WorkloadKind = Workload["kind"];
-
 /** How a row's figure is expressed: work per run, and its unit. */
 export interface Measure {
   readonly unit: "GFLOP/s" | "GB/s" | "steps/s";

@@ -9,6 +9,7 @@ import { InstructionFactory } from "../ir/factory.js";
 import type { ElementType } from "../types/element_type.js";
 import { ShapeError } from "../types/errors.js";
 import { scalarShape, validateLayout, type Layout, type Shape } from "../types/shape.js";
+import { builderOf, operandList } from "./operands.js";
 import { XlaBuilder, XlaOp } from "./xla_builder.js";
 
 export interface CollectiveOptions {
@@ -37,14 +38,6 @@ function groupAttrs(options: CollectiveOptions): {
   };
 }
 
-const list = (ops: XlaOp | readonly XlaOp[]): readonly XlaOp[] => (ops instanceof XlaOp ? [ops] : ops);
-
-function builderOf(opName: string, ops: readonly XlaOp[]): XlaBuilder {
-  const first = ops[0];
-  if (first === undefined) throw new ShapeError(`${opName}: needs at least one operand`);
-  return first.builder;
-}
-
 function checkLayout(opName: string, result: XlaOp, layout: Layout | undefined): void {
   if (layout === undefined) return;
   const shapes: Shape[] = result.shape.kind === "tuple" ? [...result.shape.elements] : [result.shape];
@@ -63,7 +56,7 @@ export function allGather(
   operand: XlaOp | readonly XlaOp[], allGatherDimension: number, shardCount?: number,
   options: CollectiveOptions & LayoutOption = {},
 ): XlaOp {
-  const ops = list(operand);
+  const ops = operandList(operand);
   const result = builderOf("all-gather", ops).addInstruction("allGather", ops, {
     ...groupAttrs(options), allGatherDimension, ...(shardCount !== undefined ? { shardCount } : {}),
   });
@@ -76,7 +69,7 @@ export function allReduce(
   operand: XlaOp | readonly XlaOp[], computation: Computation,
   options: CollectiveOptions & { shapeWithLayout?: Shape } = {},
 ): XlaOp {
-  const ops = list(operand);
+  const ops = operandList(operand);
   const result = builderOf("all-reduce", ops).addInstruction("allReduce", ops, { ...groupAttrs(options), toApply: computation });
   if (options.shapeWithLayout !== undefined && options.shapeWithLayout.kind === "array") {
     checkLayout("all-reduce", result, options.shapeWithLayout.layout);
@@ -116,7 +109,7 @@ export function reduceScatter(
   operand: XlaOp | readonly XlaOp[], computation: Computation, scatterDimension: number, shardCount?: number,
   options: CollectiveOptions & LayoutOption = {},
 ): XlaOp {
-  const ops = list(operand);
+  const ops = operandList(operand);
   const result = builderOf("reduce-scatter", ops).addInstruction("reduceScatter", ops, {
     ...groupAttrs(options), toApply: computation, scatterDimension, ...(shardCount !== undefined ? { shardCount } : {}),
   });
@@ -134,7 +127,7 @@ export function allToAll(
   operand: XlaOp | readonly XlaOp[], splitDimension: number, concatDimension: number, splitCount: number,
   options: AllToAllOptions = {},
 ): XlaOp {
-  const ops = list(operand);
+  const ops = operandList(operand);
   const result = builderOf("all-to-all", ops).addInstruction("allToAll", ops, {
     ...groupAttrs(options), splitDimension, concatDimension, splitCount,
   });
@@ -197,7 +190,7 @@ export function collectiveBroadcastDynamicRoot(
 
 /** StableHLO's collective_reduce: reduces over each group like allReduce; the group's first member gets the result, the others zeros. */
 export function collectiveReduce(operand: XlaOp | readonly XlaOp[], computation: Computation, options: CollectiveOptions = {}): XlaOp {
-  const ops = list(operand);
+  const ops = operandList(operand);
   return builderOf("collective-reduce", ops).addInstruction("collectiveReduce", ops, { ...groupAttrs(options), toApply: computation });
 }
 
@@ -215,7 +208,7 @@ export function partitionId(builder: XlaBuilder): XlaOp {
 export function allGatherStart(
   operand: XlaOp | readonly XlaOp[], allGatherDimension: number, shardCount?: number, options: CollectiveOptions = {},
 ): XlaOp {
-  const ops = list(operand);
+  const ops = operandList(operand);
   return builderOf("all-gather-start", ops).addInstruction("allGatherStart", ops, {
     ...groupAttrs(options), allGatherDimension, ...(shardCount !== undefined ? { shardCount } : {}),
   });
@@ -227,7 +220,7 @@ export function allGatherDone(handle: XlaOp): XlaOp {
 
 /** HLO's all-reduce-start: its value is the all-reduce result, taken by allReduceDone. */
 export function allReduceStart(operand: XlaOp | readonly XlaOp[], computation: Computation, options: CollectiveOptions = {}): XlaOp {
-  const ops = list(operand);
+  const ops = operandList(operand);
   return builderOf("all-reduce-start", ops).addInstruction("allReduceStart", ops, { ...groupAttrs(options), toApply: computation });
 }
 

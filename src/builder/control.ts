@@ -5,16 +5,9 @@
 
 import type { AttributeValue } from "../ir/attributes.js";
 import type { Computation } from "../ir/computation.js";
-import { ShapeError } from "../types/errors.js";
 import type { Shape } from "../types/shape.js";
+import { builderOf } from "./operands.js";
 import type { XlaBuilder, XlaOp } from "./xla_builder.js";
-
-/** The builder every operand belongs to (the first one's; addInstruction checks the rest). */
-function builderOf(op: string, operands: readonly XlaOp[]): XlaBuilder {
-  const first = operands[0];
-  if (first === undefined) throw new ShapeError(`${op}: needs at least one operand`);
-  return first.builder;
-}
 
 /** A tuple of the given values (which may be arrays, tuples or tokens). */
 export function tuple(b: XlaBuilder, elements: readonly XlaOp[]): XlaOp {

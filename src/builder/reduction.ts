@@ -3,19 +3,11 @@
 // Computations built with `builder.createSubBuilder(...)`.
 
 import type { Computation } from "../ir/computation.js";
-import { ShapeError } from "../types/errors.js";
 import { makeWindow, paddingForMode, type PaddingMode } from "../ir/shape/window.js";
+import { builderOf, operandList } from "./operands.js";
 import { XlaBuilder, type XlaOp } from "./xla_builder.js";
 
 export type { PaddingMode } from "../ir/shape/window.js";
-
-const asList = (ops: XlaOp | readonly XlaOp[]): readonly XlaOp[] => (Array.isArray(ops) ? ops : [ops as XlaOp]);
-
-function builderOf(op: string, ops: readonly XlaOp[]): XlaBuilder {
-  const first = ops[0];
-  if (first === undefined) throw new ShapeError(`${op}: needs at least one operand`);
-  return first.builder;
-}
 
 /**
  * Reduce(operands..., init_values..., computation, dimensions_to_reduce). Accepts one
@@ -32,8 +24,8 @@ export function reduce(
 ): XlaOp;
 export function reduce(...args: unknown[]): XlaOp {
   const rest = args[0] instanceof XlaBuilder ? args.slice(1) : args;
-  const operands = asList(rest[0] as XlaOp | readonly XlaOp[]);
-  const inits = asList(rest[1] as XlaOp | readonly XlaOp[]);
+  const operands = operandList(rest[0] as XlaOp | readonly XlaOp[]);
+  const inits = operandList(rest[1] as XlaOp | readonly XlaOp[]);
   const b = args[0] instanceof XlaBuilder ? args[0] : builderOf("reduce", operands);
   return b.addInstruction("reduce", [...operands, ...inits], {
     dimensions: [...(rest[3] as readonly number[])], toApply: rest[2] as Computation,
@@ -51,7 +43,7 @@ export function reduceWindow(
   operands: XlaOp | readonly XlaOp[], initValues: XlaOp | readonly XlaOp[], computation: Computation,
   windowDimensions: readonly number[], windowStrides: readonly number[], padding: PaddingMode,
 ): XlaOp {
-  const ops = asList(operands);
+  const ops = operandList(operands);
   builderOf("reduceWindow", ops);
   const dims = ops[0]!.arrayShape.dimensions;
   const pads = paddingForMode(padding, dims, windowDimensions, windowStrides);
@@ -65,10 +57,10 @@ export function reduceWindowWithGeneralPadding(
   baseDilations: readonly number[], windowDilations: readonly number[],
   padding: readonly (readonly [number, number])[],
 ): XlaOp {
-  const ops = asList(operands);
+  const ops = operandList(operands);
   const b = builderOf("reduceWindow", ops);
   const window = makeWindow({ sizes: windowDimensions, strides: windowStrides, padding, baseDilations, windowDilations });
-  return b.addInstruction("reduceWindow", [...ops, ...asList(initValues)], { window, toApply: computation });
+  return b.addInstruction("reduceWindow", [...ops, ...operandList(initValues)], { window, toApply: computation });
 }
 
 /** SelectAndScatter with VALID or SAME padding. */

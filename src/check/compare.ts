@@ -24,7 +24,8 @@ function sameShape(actual: Literal, expected: Literal): CheckOutcome | undefined
   return undefined;
 }
 
-const show = (v: Scalar): string => (typeof v === "object" ? `(${v.re}, ${v.im})` : String(v));
+/** An element as a check's message writes it: a number, bigint or bool as JS prints it, a complex as `(re, im)`. */
+export const showScalar = (v: Scalar): string => (typeof v === "object" ? `(${v.re}, ${v.im})` : String(v));
 
 function firstMismatch(actual: Literal, expected: Literal, equal: (a: Scalar, b: Scalar) => boolean, what: string): CheckOutcome {
   const shapeProblem = sameShape(actual, expected);
@@ -43,7 +44,7 @@ function firstMismatch(actual: Literal, expected: Literal, equal: (a: Scalar, b:
   if (bad === 0) return pass;
   return {
     ok: false,
-    message: `${bad} of ${a.length} element(s) differ (${what}); first at ${first}: got ${show(a[first]!)}, expected ${show(e[first]!)}`,
+    message: `${bad} of ${a.length} element(s) differ (${what}); first at ${first}: got ${showScalar(a[first]!)}, expected ${showScalar(e[first]!)}`,
   };
 }
 

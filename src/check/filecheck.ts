@@ -22,7 +22,7 @@ import type { Literal, Scalar } from "../types/literal.js";
 import { shapesEqual } from "../types/shape.js";
 import { parseMlirLiteral } from "../text/mlir/literal.js";
 import { shapeToMlir } from "../text/mlir/types.js";
-import type { CheckOutcome } from "./compare.js";
+import { showScalar, type CheckOutcome } from "./compare.js";
 import { appendAll } from "../types/arrays.js";
 
 /** One `// RUN:` line of stablehlo-translate --interpret. */
@@ -180,10 +180,8 @@ function matchDense(text: string, value: Literal): string | undefined {
     typeof x === "object" && typeof y === "object" ? same(x.re, y.re) && same(x.im, y.im)
       : x === y || (typeof x === "number" && typeof y === "number" && Number.isNaN(x) && Number.isNaN(y));
   const bad = a.findIndex((x, i) => !same(x, e[i]!));
-  return bad < 0 ? undefined : `element ${bad} is ${String(show(a[bad]!))}, expected ${show(e[bad]!)}`;
+  return bad < 0 ? undefined : `element ${bad} is ${showScalar(a[bad]!)}, expected ${showScalar(e[bad]!)}`;
 }
-
-const show = (v: Scalar): string => (typeof v === "object" ? `(${v.re}, ${v.im})` : String(v));
 
 type Nested = string | Nested[];
 
@@ -235,7 +233,7 @@ function matchTensor(text: string, value: Literal): string | undefined {
       ? Array.isArray(e) && e.length === 2 && typeof e[0] === "string" && typeof e[1] === "string" && typeof v === "object" &&
         printsAs(v.re, e[0]) && printsAs(v.im, e[1])
       : typeof e === "string" && elementMatches(v, e, ELEMENT_TYPES[t].kind);
-    if (!ok) return `element ${i} is ${show(v)}, expected ${JSON.stringify(e)}`;
+    if (!ok) return `element ${i} is ${showScalar(v)}, expected ${JSON.stringify(e)}`;
   }
   return undefined;
 }

@@ -15,6 +15,12 @@ export class ShardingError extends XlaError {
   override name = "ShardingError";
 }
 
+/** The greatest common divisor of two sizes: the part of one that a split of the other can take whole. */
+export function gcd(a: number, b: number): number {
+  while (b !== 0) [a, b] = [b, a % b];
+  return a;
+}
+
 /** The size of the named axis in `mesh`, which must have it (mesh.ts's findAxisSize asks whether it does). */
 export function meshAxisSize(mesh: Mesh, name: string): number {
   const size = findAxisSize(mesh, name);
@@ -75,10 +81,6 @@ export function axisContains(a: AxisRef, b: AxisRef): boolean {
 /** `a` is contained in `b` and starts where `b` starts. */
 export function axisPrefixOf(a: AxisRef, b: AxisRef): boolean {
   return axisContains(b, a) && subAxisPreSize(a) === subAxisPreSize(b);
-}
-
-export function axisStrictPrefixOf(a: AxisRef, b: AxisRef): boolean {
-  return !axisEquals(a, b) && axisPrefixOf(a, b);
 }
 
 export function axisOverlaps(a: AxisRef, b: AxisRef): boolean {

@@ -17,6 +17,17 @@ const program = `
     return %2 : tensor<4xf32>
   }`;
 
+/** @main calls @f, which negates. */
+const callerAndCallee = `
+  func.func @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {
+    %0 = call @f(%arg0) : (tensor<4xf32>) -> tensor<4xf32>
+    return %0 : tensor<4xf32>
+  }
+  func.func private @f(%arg0: tensor<4xf32>) -> tensor<4xf32> {
+    %0 = stablehlo.negate %arg0 : tensor<4xf32>
+    return %0 : tensor<4xf32>
+  }`;
+
 const opcodes = (insts: readonly Instruction[]): string[] => insts.map((i) => i.opcode);
 
 test("an instruction inserted after a value takes over the uses the filter accepts", () => {
@@ -70,15 +81,7 @@ test("moves, removals, annotations and computation fields; nothing to do gives t
 });
 
 test("callers are re-pointed at an edited callee", () => {
-  const m = parseStableHlo(`
-    func.func @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {
-      %0 = call @f(%arg0) : (tensor<4xf32>) -> tensor<4xf32>
-      return %0 : tensor<4xf32>
-    }
-    func.func private @f(%arg0: tensor<4xf32>) -> tensor<4xf32> {
-      %0 = stablehlo.negate %arg0 : tensor<4xf32>
-      return %0 : tensor<4xf32>
-    }`);
+  const m = parseStableHlo(callerAndCallee);
   const f = m.computations.find((c) => c.name === "f")!;
   const out = editModule(m, (k) => {
     if (k !== f) return undefined;
@@ -94,15 +97,7 @@ test("callers are re-pointed at an edited callee", () => {
 test("a caller whose attributes are annotated still points at its edited callee", () => {
   // The annotation carries the old callee (a manual computation's attributes rebuilt with new
   // shardings); the edited body must win.
-  const m = parseStableHlo(`
-    func.func @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {
-      %0 = call @f(%arg0) : (tensor<4xf32>) -> tensor<4xf32>
-      return %0 : tensor<4xf32>
-    }
-    func.func private @f(%arg0: tensor<4xf32>) -> tensor<4xf32> {
-      %0 = stablehlo.negate %arg0 : tensor<4xf32>
-      return %0 : tensor<4xf32>
-    }`);
+  const m = parseStableHlo(callerAndCallee);
   const f = m.computations.find((c) => c.name === "f")!;
   const out = editModule(m, (k) => {
     const e = new ComputationEdit(k);

@@ -56,13 +56,6 @@ export function savedProgram(name: string, module: HloModule, args: readonly Lit
   return { name, files: [["hlo", printHlo(module)], ["npz", writeNpz(args.map((a, i): [string, Literal] => [`arg${i}`, a]))]] };
 }
 
-export interface CompiledCheck {
-  /** ok, typed (the interpreter refused the batch, e.g. its deadline), untyped or mismatch. */
-  readonly outcome: Outcome;
-  /** Output elements compared, and those left out (discontinuous after a rounding). */
-  readonly tally: CompareTally;
-}
-
 /**
  * The interpreter's value of each output of `entry`, one program at a time (`owners[k]`
  * is output k's program): a program the interpreter refuses (its deadline) leaves its

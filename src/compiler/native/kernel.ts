@@ -60,7 +60,3 @@ export interface NativeKernel extends Omit<WasmKernel, "bytes"> {
    */
   readonly balance?: SplitBalance;
 }
-
-export function isNativeKernel(k: WasmKernel | NativeKernel): k is NativeKernel {
-  return (k as NativeKernel).c !== undefined;
-}

@@ -4,18 +4,12 @@
 import { bitcastConvertLiteral } from "../../types/bitcast_convert.js";
 import { convertLiteral } from "../../types/convert.js";
 import { reducePrecisionLiteral } from "../../types/reduce_precision.js";
-import { ExecutionError } from "../../types/errors.js";
-import type { Shape, ArrayShape } from "../../types/shape.js";
 import type { KernelTable } from "../context.js";
-
-function resultArray(name: string, s: Shape): ArrayShape {
-  if (s.kind !== "array") throw new ExecutionError(`${name}: result shape must be an array`);
-  return s;
-}
+import { resultArrayShape } from "./element_copy.js";
 
 export const conversionKernels: KernelTable<"convert" | "bitcastConvert" | "reducePrecision"> = {
   convert: (inst, [operand]) => convertLiteral(operand!, inst.attrs.elementType),
-  bitcastConvert: (inst, [operand]) => bitcastConvertLiteral(operand!, resultArray(inst.name, inst.shape)),
+  bitcastConvert: (inst, [operand]) => bitcastConvertLiteral(operand!, resultArrayShape(inst)),
   reducePrecision: (inst, [operand]) =>
     reducePrecisionLiteral(operand!, inst.attrs.exponentBits, inst.attrs.mantissaBits),
 };

@@ -13,7 +13,7 @@
 // the instruction's (bounded) shape, wherever the result size follows the operand's.
 
 import type { Instruction } from "../../ir/computation.js";
-import { ELEMENT_TYPES, isComplex, type ElementType } from "../../types/element_type.js";
+import { isComplex } from "../../types/element_type.js";
 import { ExecutionError } from "../../types/errors.js";
 import { forEachIndex } from "../../types/index_util.js";
 import { Literal } from "../../types/literal.js";
@@ -40,8 +40,6 @@ export function slotsOf(lit: Literal): Slots {
   }
   return view as unknown as Slots;
 }
-
-export const slotsPerElement = (t: ElementType): number => (isComplex(t) ? 2 : 1);
 
 /** Copies element `from` of `src` to element `to` of `dst` (same element type). */
 export function copyElement(src: Literal, from: number, dst: Literal, to: number): void {
@@ -115,32 +113,4 @@ export function indexToNumber(v: bigint): number {
   if (v > limit) return Number(limit);
   if (v < -limit) return -Number(limit);
   return Number(v);
-}
-
-/**
- * A key that orders the elements of a literal in XLA's total order: for floats
- * -NaN < -inf < ... < -0 < +0 < ... < inf < NaN (from the bit pattern, so the sign of
- * NaN counts); integers by value; pred false < true.
- */
-export function totalOrderKeys(lit: Literal): (linear: number) => number | bigint {
-  const t = lit.elementType;
-  const info = ELEMENT_TYPES[t];
-  if (info.kind === "pred") return (i) => (lit.data[i] as number);
-  if (info.kind === "signed" || info.kind === "unsigned") return (i) => lit.data[i]!;
-  if (info.kind !== "float") throw new ExecutionError(`${t} has no total order`);
-  if (t === "f64") {
-    const bits = new BigUint64Array(lit.data.buffer, lit.data.byteOffset, lit.data.length);
-    const signBit = 1n << 63n;
-    return (i) => {
-      const b = bits[i]!;
-      return b & signBit ? -(b ^ signBit) - 1n : b;
-    };
-  }
-  const view = t === "f32" ? new Uint32Array(lit.data.buffer, lit.data.byteOffset, lit.data.length) : lit.data;
-  if (info.float!.encoding === "e8m0") return (i) => view[i] as number;
-  const signBit = 2 ** (info.bitWidth - 1);
-  return (i) => {
-    const b = view[i] as number;
-    return b >= signBit ? -(b - signBit) - 1 : b;
-  };
 }

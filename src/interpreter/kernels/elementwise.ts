@@ -5,22 +5,16 @@
 // instruction's inferred shape (abs of complex is real, compare gives pred, ...).
 
 import type { ComparisonDirection, ComparisonType } from "../../ir/attributes.js";
-import type { Instruction } from "../../ir/computation.js";
 import { tableOf, UNARY_OPCODES, type UnaryOpcode } from "../../ir/opcodes.js";
 import { defaultComparisonType, type ElementwiseShapeOpcode } from "../../ir/shape/elementwise.js";
 import { ELEMENT_TYPES, type ElementType } from "../../types/element_type.js";
-import { ExecutionError } from "../../types/errors.js";
 import { rowMajorStrides } from "../../types/index_util.js";
-import { Literal, readStorage, writeStorage, type Complex, type Scalar } from "../../types/literal.js";
+import { Literal, readStorage, storagePerElement, writeStorage, type Complex, type Scalar } from "../../types/literal.js";
 import { elementCount, type ArrayShape } from "../../types/shape.js";
 import type { Kernel, KernelTable } from "../context.js";
 import { binaryScalarFn, SCALAR_BINARY_OPCODES, unaryScalarFn, type BinaryFn, type ScalarBinaryOpcode } from "./elementwise_ops.js";
-import { slotsOf } from "./element_copy.js";
-
-function resultShape(inst: Instruction): ArrayShape {
-  if (inst.shape.kind !== "array") throw new ExecutionError(`${inst.name}: expected an array result`);
-  return inst.shape;
-}
+import { resultArrayShape, slotsOf } from "./element_copy.js";
+import { totalOrderKeys } from "./total_order.js";
 
 /** result[i] = f(x[i]) for every element. */
 function mapUnary(shape: ArrayShape, x: Literal, f: (v: Scalar) => Scalar): Literal {
@@ -46,7 +40,7 @@ function mapBinary(shape: ArrayShape, a: Literal, b: Literal, f: (x: Scalar, y: 
 }
 
 function unaryKernel<O extends UnaryOpcode>(opcode: O): Kernel<O> {
-  return (inst, [x]) => mapUnary(resultShape(inst), x!, unaryScalarFn(opcode, x!.elementType));
+  return (inst, [x]) => mapUnary(resultArrayShape(inst), x!, unaryScalarFn(opcode, x!.elementType));
 }
 
 /**
@@ -55,10 +49,10 @@ function unaryKernel<O extends UnaryOpcode>(opcode: O): Kernel<O> {
  * payload comes through as XLA passes it, where a trip through a JS number would quiet it.
  */
 const realKernel: Kernel<"real"> = (inst, [x]) =>
-  ELEMENT_TYPES[x!.elementType].kind === "complex" ? mapUnary(resultShape(inst), x!, unaryScalarFn("real", x!.elementType)) : x!;
+  ELEMENT_TYPES[x!.elementType].kind === "complex" ? mapUnary(resultArrayShape(inst), x!, unaryScalarFn("real", x!.elementType)) : x!;
 
 function binaryKernel<O extends ScalarBinaryOpcode>(opcode: O): Kernel<O> {
-  return (inst, [a, b]) => mapBinary(resultShape(inst), a!, b!, binaryScalarFn(opcode, a!.elementType));
+  return (inst, [a, b]) => mapBinary(resultArrayShape(inst), a!, b!, binaryScalarFn(opcode, a!.elementType));
 }
 
 // ---- compare --------------------------------------------------------------------
@@ -70,50 +64,15 @@ const DIRECTION_FNS: Readonly<Record<ComparisonDirection, (a: Ordered, b: Ordere
   GT: (a, b) => a > b, LE: (a, b) => a <= b, LT: (a, b) => a < b,
 };
 
-/**
- * An integer whose order is the total order of the float's bit pattern:
- * -NaN < -inf < ... < -0 < +0 < ... < inf < +NaN. Negative values (sign bit set)
- * map to -(magnitude) - 1, so -0 sorts just below +0.
- */
-function totalOrderKeys(x: Literal): Ordered[] {
-  const t = x.elementType;
-  const n = elementCount(x.arrayShape);
-  const keys = new Array<Ordered>(n);
-  const data = x.data;
-  if (t === "f64") {
-    const bits = new BigInt64Array(data.buffer, data.byteOffset, n);
-    for (let i = 0; i < n; i++) {
-      const s = bits[i]!;
-      keys[i] = s < 0n ? -(s & 0x7fffffffffffffffn) - 1n : s;
-    }
-    return keys;
-  }
-  if (t === "f32") {
-    const bits = new Int32Array(data.buffer, data.byteOffset, n);
-    for (let i = 0; i < n; i++) {
-      const s = bits[i]!;
-      keys[i] = s < 0 ? -(s & 0x7fffffff) - 1 : s;
-    }
-    return keys;
-  }
-  // f16, bf16 and the narrow formats are stored as their bit patterns.
-  const width = ELEMENT_TYPES[t].bitWidth;
-  const hasSign = ELEMENT_TYPES[t].float?.encoding !== "e8m0";
-  const signBit = 2 ** (width - 1);
-  for (let i = 0; i < n; i++) {
-    const b = data[i] as number;
-    keys[i] = hasSign && b >= signBit ? -(b - signBit) - 1 : b;
-  }
-  return keys;
-}
-
-function orderedValues(x: Literal, type: ComparisonType): Ordered[] {
+/** A key per element whose numeric order is the comparison type's order. */
+function orderKeys(x: Literal, type: ComparisonType): (linear: number) => Ordered {
   if (type === "TOTALORDER") return totalOrderKeys(x);
-  return x.values().map((v) => (typeof v === "boolean" ? (v ? 1 : 0) : (v as number | bigint)));
+  const values = x.values().map((v) => (typeof v === "boolean" ? (v ? 1 : 0) : (v as number | bigint)));
+  return (i) => values[i]!;
 }
 
 const compareKernel: Kernel<"compare"> = (inst, [a, b]) => {
-  const shape = resultShape(inst);
+  const shape = resultArrayShape(inst);
   const t: ElementType = a!.elementType;
   const { direction } = inst.attrs;
   const type = inst.attrs.compareType ?? defaultComparisonType(t);
@@ -126,10 +85,11 @@ const compareKernel: Kernel<"compare"> = (inst, [a, b]) => {
     return mapBinary(shape, a!, b!, direction === "EQ" ? equal : (x, y) => !equal(x, y));
   }
   const fn = DIRECTION_FNS[direction];
-  const xs = orderedValues(a!, type);
-  const ys = orderedValues(b!, type);
+  const xKey = orderKeys(a!, type);
+  const yKey = orderKeys(b!, type);
   const out = Literal.zeros(shape);
-  for (let i = 0; i < xs.length; i++) out.data[i] = fn(xs[i]!, ys[i]!) ? 1 : 0;
+  const n = elementCount(a!.arrayShape);
+  for (let i = 0; i < n; i++) out.data[i] = fn(xKey(i), yKey(i)) ? 1 : 0;
   return out;
 };
 
@@ -138,13 +98,12 @@ const compareKernel: Kernel<"compare"> = (inst, [a, b]) => {
 const selectKernel: Kernel<"select"> = (inst, [pred, onTrue, onFalse]) => {
   // A scalar pred picks a whole operand (seed 000: also for tuples).
   if (pred!.dimensions.length === 0) return pred!.values()[0] === true ? onTrue! : onFalse!;
-  const shape = resultShape(inst);
+  const shape = resultArrayShape(inst);
   const chosen = pred!.values();
   const out = Literal.zeros(shape);
-  const t = shape.elementType;
   // Slots, not values: the chosen element's bits are copied, as XLA copies them (a
   // signalling NaN stays one; narrow floats' storage holds their bit patterns).
-  const width = ELEMENT_TYPES[t].kind === "complex" ? 2 : 1;
+  const width = storagePerElement(shape.elementType);
   const [dst, whenTrue, whenFalse] = [slotsOf(out), slotsOf(onTrue!), slotsOf(onFalse!)];
   for (let i = 0; i < chosen.length; i++) {
     const src = chosen[i] === true ? whenTrue : whenFalse;
@@ -154,7 +113,7 @@ const selectKernel: Kernel<"select"> = (inst, [pred, onTrue, onFalse]) => {
 };
 
 const clampKernel: Kernel<"clamp"> = (inst, [lo, x, hi]) => {
-  const shape = resultShape(inst);
+  const shape = resultArrayShape(inst);
   const t = x!.elementType;
   const max: BinaryFn = binaryScalarFn("maximum", t);
   const min: BinaryFn = binaryScalarFn("minimum", t);
@@ -165,7 +124,7 @@ const clampKernel: Kernel<"clamp"> = (inst, [lo, x, hi]) => {
 // ---- broadcastInDim -------------------------------------------------------------
 
 const broadcastInDimKernel: Kernel<"broadcastInDim"> = (inst, [x]) => {
-  const shape = resultShape(inst);
+  const shape = resultArrayShape(inst);
   const operand = x!;
   const outDims = shape.dimensions;
   const map = inst.attrs.broadcastDimensions;
@@ -178,7 +137,7 @@ const broadcastInDimKernel: Kernel<"broadcastInDim"> = (inst, [x]) => {
   });
   const out = Literal.zeros(shape);
   const n = elementCount(shape);
-  const width = ELEMENT_TYPES[shape.elementType].kind === "complex" ? 2 : 1;
+  const width = storagePerElement(shape.elementType);
   // Slots, not values: bits are copied (a signalling NaN stays one).
   const src = slotsOf(operand);
   const dst = slotsOf(out);
@@ -199,7 +158,7 @@ const broadcastInDimKernel: Kernel<"broadcastInDim"> = (inst, [x]) => {
 
 /** complex(re, im): pairs two real arrays into one complex array. */
 const complexKernel: Kernel<"complex"> = (inst, [re, imag]) =>
-  mapBinary(resultShape(inst), re!, imag!, (x, y) => ({ re: x as number, im: y as number }));
+  mapBinary(resultArrayShape(inst), re!, imag!, (x, y) => ({ re: x as number, im: y as number }));
 
 // ---- the table ------------------------------------------------------------------
 

@@ -12,12 +12,13 @@ import { forEachIndex, rowMajorStrides } from "../../types/index_util.js";
 import { Literal } from "../../types/literal.js";
 import { arrayShape, type ArrayShape } from "../../types/shape.js";
 import type { EvalContext } from "../context.js";
-import { copyElement, elementLiteral, newResult, totalOrderKeys } from "./element_copy.js";
+import { copyElement, elementLiteral, newResult } from "./element_copy.js";
+import { totalOrderKeys } from "./total_order.js";
 
 /** Calls `fn` with the linear positions of every lane along `dim` of an array of `dims`. */
 function forEachLane(dims: readonly number[], dim: number, fn: (positions: number[]) => void): void {
-  const stride = rowMajorStrides(dims)[dim]!;
   const strides = rowMajorStrides(dims);
+  const stride = strides[dim]!;
   const outer = dims.map((d, k) => (k === dim ? 1 : d));
   const length = dims[dim]!;
   forEachIndex(outer, (idx) => {

@@ -7,7 +7,7 @@
 import type { PassRegistration } from "../../passes/pass_options.js";
 import type { HloModule, Instruction } from "../../ir/computation.js";
 import { ComputationEdit, editModule } from "../../ir/edit.js";
-import { axisSize, subAxis } from "../../sharding/axis.js";
+import { axisSize, gcd, subAxis } from "../../sharding/axis.js";
 import type { AxisRef, Mesh, TensorSharding } from "../../sharding/model.js";
 import { eraseTriviallyDeadOps, mainFunc } from "../propagation/driver.js";
 import { getSharding, setSharding, terminatorOf, type PGraph, type POp } from "../propagation/graph.js";
@@ -152,11 +152,6 @@ export function evenlySharded(s: TensorSharding, dims: readonly number[], mesh: 
       return { axes, isClosed: d.isClosed };
     }),
   };
-}
-
-function gcd(a: number, b: number): number {
-  while (b !== 0) [a, b] = [b, a % b];
-  return a;
 }
 
 /** Function argument and result shardings, call results' shardings and manual computations' operand and result shardings made to divide their dimensions. */

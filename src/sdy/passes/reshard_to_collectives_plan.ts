@@ -19,7 +19,7 @@
 // Power-of-two meshes finish in one round; others need at most two (the algorithm's
 // bound); a plan that is not done then is reported, never emitted half-way.
 
-import { ShardingError, addAxisOrMerge, axisCanCoexist, axisContains, axisEquals, axisOverlap, axisOverlaps, axisPrefixWithoutOverlap, axisSize,
+import { ShardingError, addAxisOrMerge, axisCanCoexist, axisContains, axisEquals, axisOverlap, axisOverlaps, axisPrefixWithoutOverlap, axisSize, gcd,
   axisSuffixWithoutOverlap, axisToString, compareAxisRefs, nextPreSizeOrFullSize, subAxis, subAxisPreSize, totalAxesSize } from "../../sharding/axis.js";
 import type { AllToAllParam, AxisRef, Mesh, ReductionOp, TensorSharding } from "../../sharding/model.js";
 import { meshOrRefEquals } from "../../sharding/sharding.js";
@@ -103,8 +103,6 @@ function popBack(current: AxisRef[], popped: readonly AxisRef[], from: number): 
 }
 
 const divides = (a: number, b: number): boolean => a % b === 0 || b % a === 0;
-
-const gcd = (a: number, b: number): number => (b === 0 ? a : gcd(b, a % b));
 
 interface WithinCapacity {
   /** The part of the axis that fits (undefined when none does). */

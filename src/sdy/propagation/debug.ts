@@ -237,7 +237,3 @@ export function toPropagationEdges(map: AxisEdges): PropagationEdges {
       .map((x) => ({ axisName: x.axis, source: x.source, targets: [...x.targets].sort(byRef) })),
   }));
 }
-
-export function originEntries(origins: AxisOrigins): { axis: AxisRef; origin: Origin }[] {
-  return [...origins.values()];
-}

@@ -16,11 +16,11 @@
 // do not get axes their results do not have.
 
 import {
-  axisContains, axisEquals, axisPrefixOf, axisSize, axisListPrefixStatus, isStrictPrefix, prefixWithoutOverlapList, subAxis,
+  axisContains, axisEquals, axisPrefixOf, axisSize, axisListPrefixStatus, gcd, isStrictPrefix, prefixWithoutOverlapList, subAxis,
   subAxisPreSize, totalAxesSize,
 } from "../../sharding/axis.js";
 import type { AxisRef, Mesh, PropagationDirection } from "../../sharding/model.js";
-import { expandShardingAxes, type FactorSharding, type ShardingProjection, type TensorFactorShardings, type UpdateTensorShardings } from "./projection.js";
+import { addUpdates, expandShardingAxes, noUpdates, type FactorSharding, type ShardingProjection, type TensorFactorShardings, type UpdateTensorShardings } from "./projection.js";
 import { appendAll } from "../../types/arrays.js";
 
 /** The direction propagation may take along a factor. */
@@ -39,11 +39,6 @@ export interface FactorPropagation {
   readonly name: "basic" | "aggressive";
   /** Updates `projection` in place; says which operands and results changed. */
   propagateFactorShardings(projection: ShardingProjection, direction: DirectionAlongFactor, options: FactorPropagationOptions): UpdateTensorShardings;
-}
-
-function gcd(a: number, b: number): number {
-  while (b !== 0) [a, b] = [b, a % b];
-  return a;
 }
 
 /** The largest prefix of `a` overlapping no axis (overflow included) of the tensor's other factors. */
@@ -201,22 +196,15 @@ export function getCompatibleMajorShardingAxes(
   return axes;
 }
 
-function orInto(into: boolean[], from: readonly boolean[]): void {
-  from.forEach((b, i) => (into[i] = into[i]! || b));
-}
-
 export const basicFactorPropagation: FactorPropagation = {
   name: "basic",
   propagateFactorShardings(projection, direction, options) {
-    const updateOperands = new Array<boolean>(projection.numOperands).fill(false);
-    const updateResults = new Array<boolean>(projection.numResults).fill(false);
+    const updates = noUpdates(projection.numOperands, projection.numResults);
     options.factorSizes.forEach((factorSize, factorIndex) => {
       const axes = getCompatibleMajorShardingAxes(projection, factorIndex, direction(factorIndex), factorSize, options.mesh, options.conservativePropagation);
-      const updated = projection.expandSharding(factorIndex, axes);
-      orInto(updateOperands, updated.updateOperands);
-      orInto(updateResults, updated.updateResults);
+      addUpdates(updates, projection.expandSharding(factorIndex, axes));
     });
-    return { updateOperands, updateResults };
+    return updates;
   },
 };
 
@@ -263,10 +251,9 @@ export const aggressiveFactorPropagation: FactorPropagation = {
   name: "aggressive",
   propagateFactorShardings(projection, direction, options) {
     const { factorSizes, mesh } = options;
-    const updateOperands = new Array<boolean>(projection.numOperands).fill(false);
-    const updateResults = new Array<boolean>(projection.numResults).fill(false);
+    const updates = noUpdates(projection.numOperands, projection.numResults);
     const axesPerFactor = factorSizes.map((_, f) => getCompatibleMajorAxes(projection, f, direction(f)));
-    if (axesPerFactor.every((a) => a.length === 0)) return { updateOperands, updateResults };
+    if (axesPerFactor.every((a) => a.length === 0)) return updates;
 
     const sources = factorSourceTensors(projection, factorSizes, axesPerFactor);
     const shardedSize = axesPerFactor.map((axes) => (options.isElementwise ? totalAxesSize(axes, mesh) : 0));
@@ -285,8 +272,8 @@ export const aggressiveFactorPropagation: FactorPropagation = {
       });
     };
 
-    propagateTo(projection.results, updateResults, (_, axes) => axes);
-    propagateTo(projection.operands, updateOperands, (f, axes) => {
+    propagateTo(projection.results, updates.updateResults, (_, axes) => axes);
+    propagateTo(projection.operands, updates.updateOperands, (f, axes) => {
       // An elementwise op's operands take no more along a factor than its results hold.
       if (!options.isElementwise) return axes;
       let out = axes;
@@ -296,8 +283,6 @@ export const aggressiveFactorPropagation: FactorPropagation = {
       }
       return out;
     });
-    return { updateOperands, updateResults };
+    return updates;
   },
 };
-
-export const FACTOR_PROPAGATIONS = { basic: basicFactorPropagation, aggressive: aggressiveFactorPropagation } as const;

@@ -13,7 +13,7 @@
 // (merging sub-axes that meet at a factor boundary), stopping after a factor that is
 // not fully sharded: anything further would need a strided view.
 
-import { ShardingError, addAxisOrMerge, axisEquals, axisListEquals, axisSize, isStrictPrefix, subAxis, greatestCommonPrefix } from "../../sharding/axis.js";
+import { ShardingError, addAxisOrMerge, axisListEquals, axisSize, gcd, isStrictPrefix, subAxis, greatestCommonPrefix } from "../../sharding/axis.js";
 import type { AxisRef, DimensionSharding, Mesh, OpShardingRule, ReductionOp, TensorMapping, TensorSharding } from "../../sharding/model.js";
 
 export interface FactorSharding {
@@ -39,8 +39,15 @@ export interface UpdateTensorShardings {
   readonly updateResults: boolean[];
 }
 
+/** No operand or result changed yet: where a pass gathers the updates of several steps. */
 export function noUpdates(numOperands: number, numResults: number): UpdateTensorShardings {
   return { updateOperands: new Array<boolean>(numOperands).fill(false), updateResults: new Array<boolean>(numResults).fill(false) };
+}
+
+/** Marks in `into` the operands and results that `step` changed. */
+export function addUpdates(into: UpdateTensorShardings, step: UpdateTensorShardings): void {
+  step.updateOperands.forEach((b, i) => (into.updateOperands[i] ||= b));
+  step.updateResults.forEach((b, i) => (into.updateResults[i] ||= b));
 }
 
 /** The axes of each factor, indexed by factor. */
@@ -72,11 +79,6 @@ function addRemainingAxes(out: AxisRef[], cursor: AxisCursor | undefined, axes: 
     addAxisOrMerge(out, cursorAxis(axes, c), mesh);
     c = cursorAt(axes, c.index + 1, mesh);
   }
-}
-
-function gcd(a: number, b: number): number {
-  while (b !== 0) [a, b] = [b, a % b];
-  return a;
 }
 
 function isMinorMost(dimMapping: readonly number[], factorIndex: number): boolean {
@@ -276,14 +278,4 @@ export class ShardingProjection {
     const has = (t: TensorFactorShardings): boolean => [...t.factorIndexToSharding.values()].some((fs) => fs.overflowAxes.length > 0);
     return { updateOperands: this.operands.map(has), updateResults: this.results.map(has) };
   }
-}
-
-/** Whether two factor shardings are the same. */
-export function factorShardingEquals(a: FactorSharding, b: FactorSharding): boolean {
-  return axisListEquals(a.axisRefs, b.axisRefs) && a.isClosed === b.isClosed && a.isMinorMost === b.isMinorMost && axisListEquals(a.overflowAxes, b.overflowAxes);
-}
-
-/** Whether an axis ref is among `axes`. */
-export function containsAxis(axes: readonly AxisRef[], a: AxisRef): boolean {
-  return axes.some((x) => axisEquals(x, a));
 }

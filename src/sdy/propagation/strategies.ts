@@ -81,8 +81,6 @@ const OP_SCHEDULE: readonly DirectionFn[] = [
   propagateAny,
 ];
 
-export const OP_PRIORITY_COUNT = OP_SCHEDULE.length;
-
 function opBasedDirection(priority: number, outer: DirectionFn): DirectionFn {
   return (op, f) => {
     let direction: PropagationDirection = "NONE";

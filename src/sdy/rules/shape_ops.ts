@@ -3,6 +3,7 @@
 // reverse, dynamic_slice and dynamic_update_slice.
 
 import type { Instruction } from "../../ir/computation.js";
+import { gcd } from "../../sharding/axis.js";
 import { dimsOf, NULL_DIM, OpShardingRuleBuilder, type FactorType } from "./builder.js";
 import { NO_RULE, ruleOrNone, type OpValues, type RuleContext, type RuleOutcome } from "./context.js";
 
@@ -95,11 +96,6 @@ export function reshape(_inst: Instruction<"reshape">, v: OpValues): RuleOutcome
     if (outDim < outShape.length && dimsOut === factorsOut) outDim++;
   }
   return ruleOrNone(b.build());
-}
-
-function gcd(a: number, b: number): number {
-  while (b !== 0) [a, b] = [b, a % b];
-  return a;
 }
 
 /**

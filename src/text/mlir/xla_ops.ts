@@ -13,14 +13,14 @@
 
 import type { Computation, Instruction } from "../../ir/computation.js";
 import type { FusionKind, OpAttributes, Opcode } from "../../ir/opcodes.js";
-
-const FUSION_KINDS: readonly FusionKind[] = ["loop", "input", "output", "custom"];
 import type { Attr, OpNode } from "./ast.js";
 import { AttrReader, toInts } from "./attr_read.js";
 import type { LowerContext } from "./import_ops.js";
 import { quoteString } from "./print_attr.js";
 import { collectiveAttrs, dotDimensionNumbers, i64, matrix, precision } from "./print_ops.js";
 import { appendAll, maxOf } from "../../types/arrays.js";
+
+const FUSION_KINDS: readonly FusionKind[] = ["loop", "input", "output", "custom"];
 
 /** Opcodes written as custom calls, with their call_target_name. */
 export const XLA_CUSTOM_CALL_TARGETS: Partial<Record<Opcode, string>> = {

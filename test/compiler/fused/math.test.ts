@@ -25,6 +25,38 @@ function inputs(lo: number, hi: number): Float32Array {
   return Float32Array.from(out);
 }
 
+/**
+ * `build` of parameters holding the given vectors (all of type `t`) as the interpreter
+ * computes it, and as the fused kernel computes it on the SIMD and the scalar target.
+ */
+function fusedBesideInterpreter(
+  name: string, build: (params: XlaOp[]) => XlaOp, t: "f32" | "f64", columns: readonly (readonly number[] | Float32Array)[],
+): { expected: number[]; runs: { simd: boolean; got: number[] }[] } {
+  const n = columns[0]!.length;
+  const b = new XlaBuilder(name);
+  const c = b.build(build(columns.map((_, i) => parameter(b, i, arrayShape(t, [n])))));
+  const args = columns.map((xs) => Literal.fromStorage(arrayShape(t, [n]), t === "f32" ? Float32Array.from(xs) : Float64Array.from(xs)));
+  const expected = evaluate(c, args).values() as number[];
+  const runs = [TARGET, SCALAR_TARGET].map((target) => {
+    const k = emitFusionKernel(c, target);
+    if (isDeclined(k)) assert.fail(k.declined);
+    return { simd: target.simd, got: runKernel(k, target, c, args)[0]!.values() as number[] };
+  });
+  return { expected, runs };
+}
+
+/** Asserts that `got` is within `bound` ulps of `expected` everywhere, naming the worst input. */
+function assertWithinUlps(label: string, t: "f32" | "f64", xs: ArrayLike<number>, got: readonly number[], expected: readonly number[], bound: number, simd: boolean): void {
+  let worst = 0;
+  let at = 0;
+  got.forEach((g, i) => {
+    const d = ulpDistance(t, g, expected[i]!);
+    if (d > worst) { worst = d; at = i; }
+  });
+  if (process.env.SHOW_ULPS) console.log(label, simd, worst);
+  assert.ok(worst <= bound, `${label}(${xs[at]}) = ${got[at]}, expected ${expected[at]}: ${worst} ulp (simd ${simd})`);
+}
+
 const BOUNDS: [string, (x: XlaOp) => XlaOp, number, number, number][] = [
   ["exp", exp, 3, -110, 95],
   ["log", log, 2, 0, 10],
@@ -43,23 +75,8 @@ const BOUNDS: [string, (x: XlaOp) => XlaOp, number, number, number][] = [
 for (const [name, fn, bound, lo, hi] of BOUNDS) {
   test(`${name} f32 within ${bound} ulp (SIMD and scalar)`, () => {
     const xs = inputs(lo, hi);
-    const b = new XlaBuilder(name);
-    const c = b.build(fn(parameter(b, 0, arrayShape("f32", [xs.length]))));
-    const arg = Literal.fromStorage(arrayShape("f32", [xs.length]), xs);
-    const expected = evaluate(c, [arg]).values() as number[];
-    for (const target of [TARGET, SCALAR_TARGET]) {
-      const k = emitFusionKernel(c, target);
-      if (isDeclined(k)) assert.fail(k.declined);
-      const got = runKernel(k, target, c, [arg])[0]!.values() as number[];
-      let worst = 0;
-      let at = 0;
-      got.forEach((g, i) => {
-        const d = ulpDistance("f32", g, expected[i]!);
-        if (d > worst) { worst = d; at = i; }
-      });
-      if (process.env.SHOW_ULPS) console.log(name, target.simd, worst);
-      assert.ok(worst <= bound, `${name}(${xs[at]}) = ${got[at]}, expected ${expected[at]}: ${worst} ulp (simd ${target.simd})`);
-    }
+    const { expected, runs } = fusedBesideInterpreter(name, ([x]) => fn(x!), "f32", [xs]);
+    for (const { simd, got } of runs) assertWithinUlps(name, "f32", xs, got, expected, bound, simd);
   });
 }
 
@@ -82,20 +99,13 @@ test(`${name} f32 within ${bound} ulp, with C's zeros, infinities and NaNs (SIMD
     ys.push(Math.round((r() - 0.5) * 20)); // integer exponents of negative bases
     xs.push((r() - 0.5) * 8);
   }
-  const n = ys.length;
-  const b = new XlaBuilder(name);
-  const c = b.build(fn(parameter(b, 0, arrayShape("f32", [n])), parameter(b, 1, arrayShape("f32", [n]))));
-  const args = [Literal.fromStorage(arrayShape("f32", [n]), Float32Array.from(ys)), Literal.fromStorage(arrayShape("f32", [n]), Float32Array.from(xs))];
-  const expected = evaluate(c, args).values() as number[];
-  for (const target of [TARGET, SCALAR_TARGET]) {
-    const k = emitFusionKernel(c, target);
-    if (isDeclined(k)) assert.fail(k.declined);
-    const got = runKernel(k, target, c, args)[0]!.values() as number[];
+  const { expected, runs } = fusedBesideInterpreter(name, ([y, x]) => fn(y!, x!), "f32", [ys, xs]);
+  for (const { simd, got } of runs) {
     got.forEach((g, i) => {
       const d = ulpDistance("f32", g, expected[i]!);
       const exact = !Number.isFinite(ys[i]!) || !Number.isFinite(xs[i]!) || ys[i] === 0 || xs[i] === 0;
       assert.ok(d <= bound && (!exact || Object.is(g, expected[i]) || (Number.isNaN(g) && Number.isNaN(expected[i]!)) || d === 0),
-        `${name}(${ys[i]}, ${xs[i]}) = ${g}, expected ${expected[i]} (simd ${target.simd})`);
+        `${name}(${ys[i]}, ${xs[i]}) = ${g}, expected ${expected[i]} (simd ${simd})`);
     });
   }
 });
@@ -111,23 +121,8 @@ test("exp and log of f64 within 3 ulp of Math.exp / Math.log (SIMD and scalar)",
     xs.push(view.getFloat64(0), (r() - 0.5) * 1500, r() * 3, 1 + (r() - 0.5) * 1e-6);
   }
   for (const [name, fn] of [["exp", exp], ["log", log]] as const) {
-    const b = new XlaBuilder(`${name}64`);
-    const c = b.build(fn(parameter(b, 0, arrayShape("f64", [xs.length]))));
-    const arg = Literal.fromStorage(arrayShape("f64", [xs.length]), Float64Array.from(xs));
-    const expected = evaluate(c, [arg]).values() as number[];
-    for (const target of [TARGET, SCALAR_TARGET]) {
-      const k = emitFusionKernel(c, target);
-      if (isDeclined(k)) assert.fail(k.declined);
-      const got = runKernel(k, target, c, [arg])[0]!.values() as number[];
-      let worst = 0;
-      let at = 0;
-      got.forEach((g, i) => {
-        const d = ulpDistance("f64", g, expected[i]!);
-        if (d > worst) { worst = d; at = i; }
-      });
-      if (process.env.SHOW_ULPS) console.log(`${name} f64`, target.simd, worst);
-      assert.ok(worst <= 3, `${name}(${xs[at]}) = ${got[at]}, expected ${expected[at]}: ${worst} ulp (simd ${target.simd})`);
-    }
+    const { expected, runs } = fusedBesideInterpreter(`${name}64`, ([x]) => fn(x!), "f64", [xs]);
+    for (const { simd, got } of runs) assertWithinUlps(`${name} f64`, "f64", xs, got, expected, 3, simd);
   }
 });
 
@@ -140,20 +135,14 @@ test("exp, tanh, logistic: NaN, ±inf, ±0, overflow and underflow exactly as th
   ];
   for (const [name, fn, bound] of [["exp", exp, 3], ["tanh", tanh, 4], ["logistic", logistic, 4]] as const) {
     const xs = Float32Array.from(edges);
-    const b = new XlaBuilder(name);
-    const c = b.build(fn(parameter(b, 0, arrayShape("f32", [xs.length]))));
-    const arg = Literal.fromStorage(arrayShape("f32", [xs.length]), xs);
-    const expected = evaluate(c, [arg]).values() as number[];
-    for (const target of [TARGET, SCALAR_TARGET]) {
-      const k = emitFusionKernel(c, target);
-      if (isDeclined(k)) assert.fail(k.declined);
-      const got = runKernel(k, target, c, [arg])[0]!.values() as number[];
+    const { expected, runs } = fusedBesideInterpreter(name, ([x]) => fn(x!), "f32", [xs]);
+    for (const { simd, got } of runs) {
       got.forEach((g, i) => {
         const want = expected[i]!;
         // Exact where the interpreter's result is special (NaN, ±inf, ±0, ±1, 1/2): the sign of a zero included.
         const special = Number.isNaN(want) || !Number.isFinite(want) || want === 0 || Math.abs(want) === 1 || want === 0.5;
         const ok = special ? Object.is(g, want) || (Number.isNaN(g) && Number.isNaN(want)) : ulpDistance("f32", g, want) <= bound;
-        assert.ok(ok, `${name}(${xs[i]}) = ${g}, expected ${want} (simd ${target.simd})`);
+        assert.ok(ok, `${name}(${xs[i]}) = ${g}, expected ${want} (simd ${simd})`);
       });
     }
   }

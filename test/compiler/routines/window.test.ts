@@ -4,7 +4,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
   XlaBuilder, add, arrayShape, ge, gt, le, lt, max, min, mul, parameter, reduceWindowWithGeneralPadding, scalarShape,
-  selectAndScatterWithGeneralPadding, type ElementType, type Literal,
+  selectAndScatterWithGeneralPadding, type ElementType, type Literal, type XlaOp,
 } from "../../../src/index.js";
 import { windowOutputSize } from "../../../src/ir/shape/window.js";
 import { binaryComputation, checkCompiled, checkRoutine, randomLiteral, rng } from "./harness.js";
@@ -86,6 +86,20 @@ test("reduce-window: max pool 3x3 stride 2 SAME (NHWC) compiles and matches", as
   await checkCompiled(c, args, "maxpool");
 });
 
+/** Select-and-scatter (an add scatter) over window `w` (no dilations) with a random operand, source and init, checked against the interpreter. */
+function checkSelectAndScatter(next: () => number, t: ElementType, selName: string, sel: (x: XlaOp, y: XlaOp) => XlaOp, w: WindowCase): void {
+  const outDims = w.dims.map((d, i) => windowOutputSize(d, {
+    size: w.sizes[i]!, stride: w.strides[i]!, paddingLow: w.pads[i]![0], paddingHigh: w.pads[i]![1], baseDilation: 1, windowDilation: 1, windowReversal: false,
+  }));
+  const b = new XlaBuilder("sas");
+  const x = parameter(b, 0, arrayShape(t, w.dims), "x");
+  const s = parameter(b, 1, arrayShape(t, outDims), "s");
+  const init = parameter(b, 2, scalarShape(t), "init");
+  const c = b.build(selectAndScatterWithGeneralPadding(x, binaryComputation(b, selName, t, sel), w.sizes, w.strides, w.pads, s, init, binaryComputation(b, "add", t, add)));
+  // Few distinct operand values so that ties exercise the select's order.
+  checkRoutine(c, [randomLiteral(next, t, w.dims, 3), randomLiteral(next, t, outDims), randomLiteral(next, t, [])], `${t} ${selName} ${JSON.stringify(w)}`);
+}
+
 test("select-and-scatter: random windows (GE and GT selects, add scatter) match the interpreter bit for bit", async () => {
   const next = rng(11);
   let n = 0;
@@ -96,17 +110,7 @@ test("select-and-scatter: random windows (GE and GT selects, add scatter) match 
         n++;
         // Leading trivial dimensions sometimes, as NHWC pooling has.
         if (trial % 2 === 0) { w.sizes[0] = 1; w.strides[0] = 1; w.pads[0] = [0, 0]; }
-        const outDims = w.dims.map((d, i) => windowOutputSize(d, {
-          size: w.sizes[i]!, stride: w.strides[i]!, paddingLow: w.pads[i]![0], paddingHigh: w.pads[i]![1], baseDilation: 1, windowDilation: 1, windowReversal: false,
-        }));
-        const b = new XlaBuilder("sas");
-        const x = parameter(b, 0, arrayShape(t, w.dims), "x");
-        const s = parameter(b, 1, arrayShape(t, outDims), "s");
-        const init = parameter(b, 2, scalarShape(t), "init");
-        // Few distinct values so that ties exercise the select's order.
-        const xs = randomLiteral(next, t, w.dims, 3);
-        const c = b.build(selectAndScatterWithGeneralPadding(x, binaryComputation(b, selName, t, sel), w.sizes, w.strides, w.pads, s, init, binaryComputation(b, "add", t, add)));
-        checkRoutine(c, [xs, randomLiteral(next, t, outDims), randomLiteral(next, t, [])], `${t} ${selName} ${JSON.stringify(w)}`);
+        checkSelectAndScatter(next, t, selName, sel, w);
       }
     }
   }
@@ -125,15 +129,7 @@ test("select-and-scatter: trivial last window dimension (SIMD selects over chann
         w.dims[last] = 4 + Math.floor(next() * 8);
         w.sizes[last] = 1; w.strides[last] = 1; w.pads[last] = [0, 0];
         if (trial === 0) { w.sizes[0] = 1; w.strides[0] = 1; w.pads[0] = [0, 0]; }
-        const outDims = w.dims.map((d, i) => windowOutputSize(d, {
-          size: w.sizes[i]!, stride: w.strides[i]!, paddingLow: w.pads[i]![0], paddingHigh: w.pads[i]![1], baseDilation: 1, windowDilation: 1, windowReversal: false,
-        }));
-        const b = new XlaBuilder("sas");
-        const x = parameter(b, 0, arrayShape(t, w.dims), "x");
-        const s = parameter(b, 1, arrayShape(t, outDims), "s");
-        const init = parameter(b, 2, scalarShape(t), "init");
-        const c = b.build(selectAndScatterWithGeneralPadding(x, binaryComputation(b, selName, t, sel), w.sizes, w.strides, w.pads, s, init, binaryComputation(b, "add", t, add)));
-        checkRoutine(c, [randomLiteral(next, t, w.dims, 3), randomLiteral(next, t, outDims), randomLiteral(next, t, [])], `${t} ${selName} ${JSON.stringify(w)}`);
+        checkSelectAndScatter(next, t, selName, sel, w);
       }
     }
   }

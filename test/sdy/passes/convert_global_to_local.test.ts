@@ -6,12 +6,11 @@
 
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { optCommand } from "../../../src/cli/opt.js";
-import { registeredPasses } from "../../../src/cli/pass_registry.js";
 import { ShardingError } from "../../../src/sharding/axis.js";
 import { atomicAxes, localShape, offsetTable, replicaGroupsForAxes, shardIndex } from "../../../src/sharding/local_shapes.js";
 import { arrayShape } from "../../../src/types/shape.js";
 import { ax, mesh, sharding } from "../helpers.js";
+import { runOpt } from "./opt.js";
 
 const m24 = mesh({ x: 2, y: 4 });
 
@@ -74,20 +73,10 @@ test("atomic axes: full axes stay whole unless a sub-axis of theirs is named", (
   assert.deepEqual(atomicAxes(ax('"y", "y":(1)2'), mesh({ y: 8 })), ax('"y":(1)2, "y":(2)4'));
 });
 
-function opt(text: string, ...flags: string[]): { rc: number; out: string; err: string } {
-  const out: string[] = [];
-  const err: string[] = [];
-  const rc = optCommand(["input.mlir", ...flags], {
-    readFile: () => text, isDirectory: () => false, listDirectory: () => [], joinPath: (a, b) => `${a}/${b}`,
-    out: (l) => out.push(l), err: (l) => err.push(l),
-  }, registeredPasses());
-  return { rc, out: out.join("\n"), err: err.join("\n") };
-}
-
 const MESH = 'sdy.mesh @mesh = <["x"=2, "y"=4]>\n';
 
 test("pass: an all_reduce over a sub-axis becomes a StableHLO all_reduce with its groups and the next channel", () => {
-  const r = opt(`${MESH}func.func @f(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}], unreduced={"y":(2)2}>}) -> (tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) {
+  const r = runOpt(`${MESH}func.func @f(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}], unreduced={"y":(2)2}>}) -> (tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) {
   %0 = stablehlo.add %arg0, %arg0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}], unreduced={"y":(2)2}>]>} : tensor<8x8xf32>
   %1 = sdy.all_reduce {"y":(2)2} %0 out_sharding=<@mesh, [{"x"}, {}]> : tensor<8x8xf32>
   return %1 : tensor<8x8xf32>
@@ -99,7 +88,7 @@ test("pass: an all_reduce over a sub-axis becomes a StableHLO all_reduce with it
 });
 
 test("pass: a slice of a sharded dimension that needs other shards' data is refused, naming the op and dimension", () => {
-  const r = opt(`${MESH}func.func @f(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> tensor<4x8xf32> {
+  const r = runOpt(`${MESH}func.func @f(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> tensor<4x8xf32> {
   %0 = stablehlo.slice %arg0 [0:4, 0:8] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>} : (tensor<8x8xf32>) -> tensor<4x8xf32>
   return %0 : tensor<4x8xf32>
 }`, "-sdy-convert-global-to-local");
@@ -114,16 +103,16 @@ test("pass: with enable-rgv3, groups over full axes print as mesh axes, groups o
   %1 = sdy.all_reduce {${axes}} %0 out_sharding=<@mesh, [{"x"}, {}]> : tensor<8x8xf32>
   return %1 : tensor<8x8xf32>
 }`;
-  const full = opt(program('"y"'), "-sdy-convert-global-to-local=enable-rgv3=true");
+  const full = runOpt(program('"y"'), "-sdy-convert-global-to-local=enable-rgv3=true");
   assert.equal(full.rc, 0, full.err);
   assert.match(full.out, /replica_groups = #stablehlo\.replica_group_mesh_axes<mesh = @mesh, axes = \[#stablehlo\.axis_ref<name = "y">\]>/);
-  const sub = opt(program('"y":(1)2'), "-sdy-convert-global-to-local=enable-rgv3=true");
+  const sub = runOpt(program('"y":(1)2'), "-sdy-convert-global-to-local=enable-rgv3=true");
   assert.equal(sub.rc, 0, sub.err);
   assert.match(sub.out, /replica_groups = dense<\[\[0, 2\], \[1, 3\], \[4, 6\], \[5, 7\]\]> : tensor<4x2xi64>/);
 });
 
 test("pass: new channels are numbered after the module's largest; a channel's type 0 prints back", () => {
-  const r = opt(`${MESH}func.func @f(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {}]>}, %arg1: tensor<8x8xf32>) -> (tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>}, tensor<8x16xf32>) {
+  const r = runOpt(`${MESH}func.func @f(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {}]>}, %arg1: tensor<8x8xf32>) -> (tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>}, tensor<8x16xf32>) {
   %0 = "stablehlo.all_gather"(%arg1) {all_gather_dim = 1 : i64, replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>, channel_handle = #stablehlo.channel_handle<handle = 7, type = 0>} : (tensor<8x8xf32>) -> tensor<8x16xf32>
   %1 = sdy.all_gather [{"y"}, {}] %arg0 out_sharding=<@mesh, [{}, {}]> : tensor<8x8xf32>
   return %1, %0 : tensor<8x8xf32>, tensor<8x16xf32>

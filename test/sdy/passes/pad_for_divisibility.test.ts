@@ -8,20 +8,11 @@
 
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { optCommand } from "../../../src/cli/opt.js";
-import { registeredPasses } from "../../../src/cli/pass_registry.js";
 import { divisiblePaddedDims } from "../../../src/sdy/passes/pad_for_divisibility.js";
 import { mesh, sharding } from "../helpers.js";
+import { runOpt } from "./opt.js";
 
-function run(text: string): { rc: number; out: string; err: string } {
-  const out: string[] = [];
-  const err: string[] = [];
-  const rc = optCommand(["input.mlir", "-sdy-pad-for-divisibility"], {
-    readFile: () => text, isDirectory: () => false, listDirectory: () => [], joinPath: (a, b) => `${a}/${b}`,
-    out: (l) => out.push(l), err: (l) => err.push(l),
-  }, registeredPasses());
-  return { rc, out: out.join("\n"), err: err.join("\n") };
-}
+const run = (text: string): { rc: number; out: string; err: string } => runOpt(text, "-sdy-pad-for-divisibility");
 
 /** The printed body of the one function: its lines between the header and the closing brace, trimmed. */
 function body(text: string): string[] {

@@ -69,14 +69,9 @@ function compatibleFactorShardings(projection: ShardingProjection, rule: OpShard
   const out: AxisRef[][] = [];
   const seen: AxisRef[] = [];
   for (let f = 0; f < rule.factorSizes.length; f++) {
-    let common: readonly AxisRef[] | undefined;
-    for (const t of projection.tensors()) {
-      const axes = factorAxes(t, f);
-      if (axes === undefined) continue;
-      if (common === undefined) common = axes;
-      else if (!axisListEquals(common, axes)) return undefined;
-    }
-    const axes = [...(common ?? [])];
+    const common = compatibleFactorSharding(projection, f);
+    if (common === undefined) return undefined;
+    const axes = [...common];
     if (rule.needReplicationFactors.includes(f)) {
       if (axes.length > 0) return undefined;
       out.push([]);

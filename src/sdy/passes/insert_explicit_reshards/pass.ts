@@ -25,7 +25,7 @@ import {
 } from "../../propagation/graph.js";
 import { IrGraph } from "../../propagation/ir_graph.js";
 import { writeBack } from "../../propagation/ir_writeback.js";
-import { ShardingProjection, tensorShardingFromFactors } from "../../propagation/projection.js";
+import { addUpdates, noUpdates, ShardingProjection, tensorShardingFromFactors, type UpdateTensorShardings } from "../../propagation/projection.js";
 import { eraseManualAxes, fullyReplicatedSharding, resolveMesh, shardingEquals, shardingsEquivalent } from "../../../sharding/sharding.js";
 import { compatibleFactorSharding, findCommonAxes } from "./common_axes.js";
 import { after, afterValue, before, createSdyOp, setUse, type InsertionPoint } from "./graph_edit.js";
@@ -206,7 +206,7 @@ function tensorSizes(op: POp): number[] {
 /** Reshards `op`'s operands and results that the projection changed (or that sit on the mesh with other device ids). */
 function insertOpReshards(
   ctx: Context, op: POp, ins: readonly (TensorSharding | undefined)[], outs: readonly (TensorSharding | undefined)[],
-  projection: ShardingProjection, update: { updateOperands: boolean[]; updateResults: boolean[] }, rule: OpShardingRule, mesh: SelectedMesh,
+  projection: ShardingProjection, update: UpdateTensorShardings, rule: OpShardingRule, mesh: SelectedMesh,
 ): void {
   const onOtherDevices = (s: TensorSharding | undefined): boolean => s !== undefined && !isFullyReplicated(s)
     && !sameDeviceIds(ctx.meshOf(s), mesh.mesh);
@@ -311,12 +311,8 @@ function onOpWithRule(ctx: Context, op: POp): void {
     return;
   }
   const common = findCommonAxes(projection, rule, tensorSizes(op), mesh.mesh);
-  const update = { updateOperands: ins.map(() => false), updateResults: outs.map(() => false) };
-  common.forEach((axes, f) => {
-    const u = projection.updateSharding(f, axes, []);
-    u.updateOperands.forEach((b, i) => (update.updateOperands[i] ||= b));
-    u.updateResults.forEach((b, i) => (update.updateResults[i] ||= b));
-  });
+  const update = noUpdates(ins.length, outs.length);
+  common.forEach((axes, f) => addUpdates(update, projection.updateSharding(f, axes, [])));
   insertOpReshards(ctx, op, ins, outs, projection, update, rule, mesh);
   allReduceResults(ctx, op, rule.reductionFactors.flatMap((f) => [...common[f]!]), mesh);
 }

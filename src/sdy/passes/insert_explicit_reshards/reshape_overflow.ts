@@ -6,7 +6,7 @@
 // resharded to it. E.g. [{"x", "y"}] on 24576 = 4·6144 with x=6, y=4096 becomes
 // [{"x":(1)2, "y":(1)2, "x":(2)3, "y":(2)2048}]: the factor of 4 takes a 2 of each axis.
 
-import { addAxisOrMerge, axisSize, subAxis } from "../../../sharding/axis.js";
+import { addAxisOrMerge, axisSize, gcd, subAxis } from "../../../sharding/axis.js";
 import type { AxisRef, Mesh, OpShardingRule, TensorMapping } from "../../../sharding/model.js";
 import { ShardingProjection, tensorShardingFromFactors, type AxesPerFactor, type FactorSharding, type TensorFactorShardings } from "../../propagation/projection.js";
 import { appendAll } from "../../../types/arrays.js";
@@ -22,8 +22,6 @@ function axisLeftAt(axes: readonly AxisRef[], index: number, mesh: Mesh): AxisLe
   const a = axes[index];
   return a === undefined ? undefined : { index, size: axisSize(a, mesh), preSize: a.subAxis?.preSize };
 }
-
-const gcd = (a: number, b: number): number => (b === 0 ? a : gcd(b, a % b));
 
 /**
  * Hands `allAxes` out to the factors (of `sizes`): each axis to the first factor with
