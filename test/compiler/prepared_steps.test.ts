@@ -113,15 +113,18 @@ function assertShape(exe: Executable): void {
 /** One run of exe on device arrays: `execute`, or `executeAt` on the arrays' offsets and new result arrays'. */
 type Call = (exe: Executable, arrays: readonly DeviceArray[]) => DeviceArray[];
 
+// A loop whose counter a stale offset no longer reaches would run forever: a deadline ends it.
+const deadline = (): { deadline: number } => ({ deadline: Date.now() + 20_000 });
+
 const viaExecute: Call = (exe, arrays) => {
-  const outputs = exe.execute(arrays);
+  const outputs = exe.execute(arrays, deadline());
   assert.ok(arrays[DONATED]!.isDeleted, "the donated argument was consumed");
   return outputs;
 };
 
 const viaExecuteAt: Call = (exe, arrays) => {
   const outputs = exe.program.outputs.map((s) => exe.device.allocate(s));
-  exe.executeAt(arrays.map((a) => a.offset), outputs.map((o) => o.offset));
+  exe.executeAt(arrays.map((a) => a.offset), outputs.map((o) => o.offset), deadline());
   return outputs;
 };
 
