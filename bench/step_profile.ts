@@ -25,9 +25,9 @@
 // of it (the split, the workers' parts and the wait for them), so a row that reads slower
 // than at one thread is a split that costs more than it gives. Its CPU time is the calling
 // thread's process-wide reading, which counts the workers' spinning too.
-// Where the native program's kernels run from call lists, the best run and the median run
-// are split into their kernels, the glue inside the lists between kernels, and the
-// JavaScript before, between and after the lists (the sum of the steps' best times is no
+// The best run and the median run are split into their kernels, the glue inside the call
+// lists between kernels (native), and the JavaScript before, between and after the lists
+// and the WebAssembly kernels' calls (the sum of the steps' best times is no
 // run's: each step's best comes from another run, so it understates every run's kernels).
 // Untimed runs (three a turn, between the timed ones) give what a run costs without the
 // profile's own clock reads, split into the call lists and the rest.
@@ -60,10 +60,11 @@ const hostDevice = await WasmDevice.create({ threads: 1 });
 interface Time { wall: number; cpu?: number }
 /**
  * Where one run's wall time went (us): its kernels (as timed), the JavaScript before its
- * first call list and after its last (execute's checks, the outputs' allocation, the
- * results handed over, the donated inputs taken back), the glue inside the call lists
- * between their kernels, and what lies between the lists (the steps that run outside
- * them, their WebAssembly kernels included).
+ * first call list or WebAssembly kernel and after its last (execute's checks, the
+ * outputs' allocation, the results handed over, the donated inputs taken back), the glue
+ * inside the call lists between their kernels, and what lies between the lists and
+ * WebAssembly kernels (the executor's dispatch, and the steps that are neither: copies,
+ * interpreted steps, checks).
  */
 interface RunSplit { total: number; kernels: number; before: number; between: number; lists: number; after: number; listsCpu: number }
 /** A run without the per-kernel timing: its wall and CPU time, and its wall time in the call lists (kernels and glue) and outside them. */
@@ -101,7 +102,12 @@ for (const threads of threadCounts) {
     const c0 = stepCpu ? process.cpuUsage() : undefined;
     const t0 = process.hrtime.bigint();
     f(...a);
-    const wall = Number(process.hrtime.bigint() - t0) / 1e3;
+    const t1 = process.hrtime.bigint();
+    const wall = Number(t1 - t0) / 1e3;
+    // A WebAssembly kernel's run counts as a list of one in the run's split (below).
+    if (lists.first === 0n) lists.first = t0;
+    lists.last = t1;
+    lists.inside += wall;
     const sum = perRun.get(name);
     if (c0 === undefined) perRun.set(name, { wall: (sum?.wall ?? 0) + wall });
     else {
@@ -163,10 +169,8 @@ function timedRun(s: Timed, counted: boolean): void {
   const t1 = process.hrtime.bigint();
   const total = Number(t1 - t0) / 1e3;
   const c = process.cpuUsage(c0);
-  let listed = 0;
   for (const [k, name] of s.names) {
     if (times[k] === 0) continue;
-    listed += times[k]! / 1e3;
     perRun.set(name, { wall: (perRun.get(name)?.wall ?? 0) + times[k]! / 1e3 });
   }
   if (!counted) return;
@@ -179,7 +183,7 @@ function timedRun(s: Timed, counted: boolean): void {
     const span = Number(lists.last - lists.first) / 1e3;
     s.splits.push({
       total, kernels, before: Number(lists.first - t0) / 1e3, after: Number(t1 - lists.last) / 1e3,
-      between: span - lists.inside, lists: lists.inside - listed, listsCpu: lists.cpu,
+      between: span - lists.inside, lists: lists.inside - kernels, listsCpu: lists.cpu,
     });
   }
   for (const [k, v] of perRun) {
@@ -234,13 +238,13 @@ console.log(`${describe(w)} on ${backend}: ${setups[0]!.exe.program.steps.length
 for (const s of setups) {
   if (s.splits.length === 0) continue;
   const sorted = [...s.splits].sort((a, b) => a.total - b.total);
-  const show = (r: RunSplit): string => `${r.total.toFixed(0)} = kernels ${r.kernels.toFixed(0)} + JavaScript before the call lists ${r.before.toFixed(0)}, between them ${r.between.toFixed(0)}, after ${r.after.toFixed(0)} + glue inside the lists ${r.lists.toFixed(0)} (CPU in the lists ${r.listsCpu.toFixed(0)})`;
+  const show = (r: RunSplit): string => `${r.total.toFixed(0)} = kernels ${r.kernels.toFixed(0)} + JavaScript before the first call list or WebAssembly kernel ${r.before.toFixed(0)}, between them ${r.between.toFixed(0)}, after the last ${r.after.toFixed(0)} + glue inside the lists ${r.lists.toFixed(0)} (CPU in the lists ${r.listsCpu.toFixed(0)})`;
   console.log(`${s.threads} thread(s), wall us: best run ${show(sorted[0]!)}; median run ${show(sorted[Math.floor((sorted.length - 1) / 2)]!)}`);
 }
 // The same runs without the per-kernel timing (what a caller's run costs).
 for (const s of setups) {
   const sorted = [...s.untimed].sort((a, b) => a.total - b.total);
-  const show = (r: Untimed): string => `${r.total.toFixed(0)}${s.splits.length === 0 ? "" : ` = call lists ${r.lists.toFixed(0)} + the rest ${r.outside.toFixed(0)}`}`;
+  const show = (r: Untimed): string => `${r.total.toFixed(0)}${r.lists === 0 ? "" : ` = call lists ${r.lists.toFixed(0)} + the rest ${r.outside.toFixed(0)}`}`;
   console.log(`${s.threads} thread(s), untimed: best run ${show(sorted[0]!)} us wall, least CPU ${Math.min(...s.untimed.map((r) => r.cpu)).toFixed(0)} us; median run ${show(sorted[Math.floor((sorted.length - 1) / 2)]!)}`);
 }
 console.log(`wall (us) at ${threadCounts.join(", ")} thread(s); CPU (us, every thread's; -: not read: a C kernel's, a WebAssembly kernel's without \`cpu\`) at ${threadCounts.join(", ")}; GFLOP/s of GEMMs (wall each, CPU at ${threadCounts[0]})`);

@@ -5,10 +5,11 @@
 // Placement). An execution allocates the result buffers (or is given their offsets:
 // executeAt), runs the steps in order (kernels on device memory, the interpreter's
 // kernels on views of it for the ops the backend does not compile) and hands the
-// results to the caller. Consecutive kernel steps and row groups whose backend runs
-// call lists (the native backend's C kernels) run as one call list, prepared on the
-// list's first run: a run then only writes the offsets that change (parameters,
-// outputs, temporaries) into it and crosses into the module once for all of them.
+// results to the caller. Each step list's kernels are prepared on the list's first run:
+// their argument lists laid out once, a run only writes the offsets that change
+// (parameters, outputs, temporaries) into them; consecutive kernel steps and row groups
+// whose backend runs call lists (the native backend's C kernels) become one call list,
+// which crosses into the module once for all of them.
 
 import type { HloModule, Instruction } from "../ir/computation.js";
 import type { Opcode } from "../ir/opcodes.js";
@@ -378,11 +379,7 @@ export class Executable {
       }
     };
     for (const step of this.runnableSteps(list)) {
-      switch (step.kind) {
-        case "calls": case "direct": case "pooled": case "blocks":
-          for (const p of step.patched) applyPatches(p, arena, parameters, outputs);
-          break;
-      }
+      if ("patched" in step) for (const p of step.patched) applyPatches(p, arena, parameters, outputs);
       switch (step.kind) {
         case "calls":
           step.calls.run(this.kernelTimes);
