@@ -10,7 +10,11 @@
 // slower than an untimed one (2026-12-01). CPU time (process.cpuUsage(), every thread's:
 // on a loaded machine a step that waited for a core reads less CPU time than wall time,
 // so it is the one to set beside bench/gemm_c_probe.ts's figures) is read per call list
-// and per run, and per step only for the WebAssembly kernels' wrappers. A GEMM's row
+// and per run, and per step only for the WebAssembly kernels' wrappers, with `cpu`: two
+// system calls a kernel, 2.5-3 us each on a 2-core Zen 5 VM (2026-12-02: 28 wrapped no-op
+// calls took 128-172 us, 3-5 us with the monotonic clock alone), which fell between the
+// kernel steps' wall times and made "least wall time outside the kernel steps" of GPT-2's
+// decode step read 300 us where the executor takes 5-15 (bench/executor_probe.ts). A GEMM's row
 // also gives its best GFLOP/s at each thread count (of wall time) and, where its CPU time
 // was read, at one thread of CPU time.
 // The decode step's caches are donated to each run and taken back from its outputs, as
@@ -21,13 +25,13 @@
 // of it (the split, the workers' parts and the wait for them), so a row that reads slower
 // than at one thread is a split that costs more than it gives. Its CPU time is the calling
 // thread's process-wide reading, which counts the workers' spinning too.
-// Where the native program's kernels run from call lists, the best run and the median run
-// are split into their kernels, the glue inside the lists between kernels, and the
-// JavaScript before, between and after the lists (the sum of the steps' best times is no
+// The best run and the median run are split into their kernels, the glue inside the call
+// lists between kernels (native), and the JavaScript before, between and after the lists
+// and the WebAssembly kernels' calls (the sum of the steps' best times is no
 // run's: each step's best comes from another run, so it understates every run's kernels).
 // Untimed runs (three a turn, between the timed ones) give what a run costs without the
 // profile's own clock reads, split into the call lists and the rest.
-//   node dist/bench/step_profile.js [only=mlp-infer|gpt2|encoder] [phase=prefill|decode] [backend=native|wasm] [rounds=10] [top=25] [threads=1,2] [copied]
+//   node dist/bench/step_profile.js [only=mlp-infer|gpt2|encoder] [phase=prefill|decode] [backend=native|wasm] [rounds=10] [top=25] [threads=1,2] [copied] [cpu]
 
 import { compile, WasmDevice, type DeviceArray, type Executable } from "../src/compiler/index.js";
 import { planWorkloads } from "./harness/plan.js";
@@ -48,16 +52,19 @@ const w = planWorkloads(false).map((p) => p.full).find((x) => x.kind === only &&
 if (w === undefined) throw new Error(`no workload ${only}`);
 const inputs = makeInputs(w);
 const donated = args.includes("copied") ? [] : donatedInputs(w);
+/** Whether the WebAssembly kernels' wrappers read the process's CPU time (see above). */
+const stepCpu = args.includes("cpu");
 const hostDevice = await WasmDevice.create({ threads: 1 });
 
 /** A step's time in one run: wall and (where it was read: not a C kernel's) CPU, in microseconds. */
 interface Time { wall: number; cpu?: number }
 /**
  * Where one run's wall time went (us): its kernels (as timed), the JavaScript before its
- * first call list and after its last (execute's checks, the outputs' allocation, the
- * results handed over, the donated inputs taken back), the glue inside the call lists
- * between their kernels, and what lies between the lists (the steps that run outside
- * them, their WebAssembly kernels included).
+ * first call list or WebAssembly kernel and after its last (execute's checks, the
+ * outputs' allocation, the results handed over, the donated inputs taken back), the glue
+ * inside the call lists between their kernels, and what lies between the lists and
+ * WebAssembly kernels (the executor's dispatch, and the steps that are neither: copies,
+ * interpreted steps, checks).
  */
 interface RunSplit { total: number; kernels: number; before: number; between: number; lists: number; after: number; listsCpu: number }
 /** A run without the per-kernel timing: its wall and CPU time, and its wall time in the call lists (kernels and glue) and outside them. */
@@ -92,13 +99,21 @@ for (const threads of threadCounts) {
   const kernels = (exe as unknown as { kernels: { direct?: (...a: number[]) => void; pooled?: object; pool?: Pool }[] }).kernels;
   const timed = <T extends unknown[]>(name: string, f: (...a: T) => void) => (...a: T): void => {
     if (profiling.off) return f(...a);
-    const c0 = process.cpuUsage();
+    const c0 = stepCpu ? process.cpuUsage() : undefined;
     const t0 = process.hrtime.bigint();
     f(...a);
-    const wall = Number(process.hrtime.bigint() - t0) / 1e3;
-    const c = process.cpuUsage(c0);
-    const sum = perRun.get(name) ?? { wall: 0, cpu: 0 };
-    perRun.set(name, { wall: sum.wall + wall, cpu: (sum.cpu ?? 0) + c.user + c.system });
+    const t1 = process.hrtime.bigint();
+    const wall = Number(t1 - t0) / 1e3;
+    // A WebAssembly kernel's run counts as a list of one in the run's split (below).
+    if (lists.first === 0n) lists.first = t0;
+    lists.last = t1;
+    lists.inside += wall;
+    const sum = perRun.get(name);
+    if (c0 === undefined) perRun.set(name, { wall: (sum?.wall ?? 0) + wall });
+    else {
+      const c = process.cpuUsage(c0);
+      perRun.set(name, { wall: (sum?.wall ?? 0) + wall, cpu: (sum?.cpu ?? 0) + c.user + c.system });
+    }
   };
   const byHandle = new Map<object, string>();
   kernels.forEach((k, i) => {
@@ -154,10 +169,8 @@ function timedRun(s: Timed, counted: boolean): void {
   const t1 = process.hrtime.bigint();
   const total = Number(t1 - t0) / 1e3;
   const c = process.cpuUsage(c0);
-  let listed = 0;
   for (const [k, name] of s.names) {
     if (times[k] === 0) continue;
-    listed += times[k]! / 1e3;
     perRun.set(name, { wall: (perRun.get(name)?.wall ?? 0) + times[k]! / 1e3 });
   }
   if (!counted) return;
@@ -170,7 +183,7 @@ function timedRun(s: Timed, counted: boolean): void {
     const span = Number(lists.last - lists.first) / 1e3;
     s.splits.push({
       total, kernels, before: Number(lists.first - t0) / 1e3, after: Number(t1 - lists.last) / 1e3,
-      between: span - lists.inside, lists: lists.inside - listed, listsCpu: lists.cpu,
+      between: span - lists.inside, lists: lists.inside - kernels, listsCpu: lists.cpu,
     });
   }
   for (const [k, v] of perRun) {
@@ -183,7 +196,7 @@ function timedRun(s: Timed, counted: boolean): void {
  * One run of s without the per-kernel timing, to set beside the timed ones: the C lists
  * read the monotonic clock twice a call (no system call; until 2026-12-02 the process's
  * CPU clock too, which made timed runs of GPT-2's decode step 50-250 us slower), and the
- * WebAssembly wrappers call process.cpuUsage() (a system call) twice a kernel.
+ * WebAssembly wrappers read it too (twice a kernel, with `cpu`: a system call each).
  */
 function untimedRun(s: Timed): void {
   const times = s.exe.kernelTimes;
@@ -225,16 +238,16 @@ console.log(`${describe(w)} on ${backend}: ${setups[0]!.exe.program.steps.length
 for (const s of setups) {
   if (s.splits.length === 0) continue;
   const sorted = [...s.splits].sort((a, b) => a.total - b.total);
-  const show = (r: RunSplit): string => `${r.total.toFixed(0)} = kernels ${r.kernels.toFixed(0)} + JavaScript before the call lists ${r.before.toFixed(0)}, between them ${r.between.toFixed(0)}, after ${r.after.toFixed(0)} + glue inside the lists ${r.lists.toFixed(0)} (CPU in the lists ${r.listsCpu.toFixed(0)})`;
+  const show = (r: RunSplit): string => `${r.total.toFixed(0)} = kernels ${r.kernels.toFixed(0)} + JavaScript before the first call list or WebAssembly kernel ${r.before.toFixed(0)}, between them ${r.between.toFixed(0)}, after the last ${r.after.toFixed(0)} + glue inside the lists ${r.lists.toFixed(0)} (CPU in the lists ${r.listsCpu.toFixed(0)})`;
   console.log(`${s.threads} thread(s), wall us: best run ${show(sorted[0]!)}; median run ${show(sorted[Math.floor((sorted.length - 1) / 2)]!)}`);
 }
 // The same runs without the per-kernel timing (what a caller's run costs).
 for (const s of setups) {
   const sorted = [...s.untimed].sort((a, b) => a.total - b.total);
-  const show = (r: Untimed): string => `${r.total.toFixed(0)}${s.splits.length === 0 ? "" : ` = call lists ${r.lists.toFixed(0)} + the rest ${r.outside.toFixed(0)}`}`;
+  const show = (r: Untimed): string => `${r.total.toFixed(0)}${r.lists === 0 ? "" : ` = call lists ${r.lists.toFixed(0)} + the rest ${r.outside.toFixed(0)}`}`;
   console.log(`${s.threads} thread(s), untimed: best run ${show(sorted[0]!)} us wall, least CPU ${Math.min(...s.untimed.map((r) => r.cpu)).toFixed(0)} us; median run ${show(sorted[Math.floor((sorted.length - 1) / 2)]!)}`);
 }
-console.log(`wall (us) at ${threadCounts.join(", ")} thread(s); CPU (us, every thread's; -: not read, a C kernel's) at ${threadCounts.join(", ")}; GFLOP/s of GEMMs (wall each, CPU at ${threadCounts[0]})`);
+console.log(`wall (us) at ${threadCounts.join(", ")} thread(s); CPU (us, every thread's; -: not read: a C kernel's, a WebAssembly kernel's without \`cpu\`) at ${threadCounts.join(", ")}; GFLOP/s of GEMMs (wall each, CPU at ${threadCounts[0]})`);
 /** Floating-point operations of a GEMM kernel named "gemm [b x]m x n x k ...", else undefined. */
 const gemmFlops = (name: string): number | undefined => {
   const g = /gemm (?:(\d+)x)?(\d+)x(\d+)x(\d+) /.exec(name);

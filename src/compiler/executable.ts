@@ -5,10 +5,11 @@
 // Placement). An execution allocates the result buffers (or is given their offsets:
 // executeAt), runs the steps in order (kernels on device memory, the interpreter's
 // kernels on views of it for the ops the backend does not compile) and hands the
-// results to the caller. Consecutive kernel steps and row groups whose backend runs
-// call lists (the native backend's C kernels) run as one call list, prepared on the
-// list's first run: a run then only writes the offsets that change (parameters,
-// outputs, temporaries) into it and crosses into the module once for all of them.
+// results to the caller. Each step list's kernels are prepared on the list's first run:
+// their argument lists laid out once, a run only writes the offsets that change
+// (parameters, outputs, temporaries) into them; consecutive kernel steps and row groups
+// whose backend runs call lists (the native backend's C kernels) become one call list,
+// which crosses into the module once for all of them.
 
 import type { HloModule, Instruction } from "../ir/computation.js";
 import type { Opcode } from "../ir/opcodes.js";
@@ -21,11 +22,13 @@ import { Literal } from "../types/literal.js";
 import { byteSize, shapesEqual, shapeToString, type ArrayShape, type Shape } from "../types/shape.js";
 import type { Location } from "./buffers/assignment.js";
 import type { PassLogEntry } from "../passes/pass.js";
-import type { CompiledProgram, KernelStep, PackedWeight, Step, StepList } from "./program.js";
+import type { CompiledProgram, KernelStep, Step, StepList } from "./program.js";
 import { packBInto } from "./kernel/gemm_plan.js";
 import { allSteps, describeControlFlow, nestedLists, runControlFlow, type NestedRunner } from "./control_flow.js";
 import { DeviceArray, WasmDevice } from "./device.js";
-import { runInBlocks } from "./wasm/thread_pool_protocol.js";
+import { runInBlocks, type RunMember } from "./wasm/thread_pool_protocol.js";
+import type { GroupMember, ThreadPool } from "./wasm/thread_pool.js";
+import type { BlockBuffer } from "./row_groups.js";
 import { BUFFER_ALIGNMENT, type RuntimeCheck, type WasmKernel } from "./wasm/kernel.js";
 import { checkGroupSizes } from "../interpreter/kernels/dot.js";
 import { isProgramNativeKernel } from "./routines.js";
@@ -42,15 +45,44 @@ export interface NativeLoad {
 }
 
 /**
- * A step of a list as the executor runs it: the list's own, or a run of consecutive steps
- * whose kernels one backend runs from a call list (ListedKernel), one crossing for all
- * of them. `patches` say which words of the list change from run to run, in fours:
- * the word, the base (RUN_BASE), the base's index, the offset from it.
+ * Words of a prepared argument list that change from run to run, in fours: the word, the
+ * base it adds its offset to (RUN_BASE), the base's index, the offset from it. The other
+ * words (constants', scratch's, the units) are written once, when the list is prepared.
  */
-type RunnableStep = Step | { readonly kind: "calls"; readonly calls: PreparedCalls; readonly patches: readonly number[] };
+type Patches = readonly number[];
 
-/** What a patched word of a call list adds its offset to: the arena of the list's invocation, a parameter leaf's buffer or an output's. */
+/** A prepared argument list (a kernel's arguments, a call list's words) and its patches. */
+interface Patched {
+  readonly into: number[] | Uint32Array;
+  readonly patches: Patches;
+}
+
+/**
+ * A step of a list as the executor runs it, planned on the list's first run: a step of
+ * the list's own that reads its buffers' offsets as it runs (interpreted steps, copies,
+ * checks, control flow), or kernels whose arguments are prepared once and patched in
+ * place before each run (`patched`): a run of consecutive steps whose kernels one
+ * backend runs from a call list (ListedKernel), one crossing for all of them; a kernel
+ * on this thread, called with its whole argument list; a kernel step or row group run
+ * by the device's thread pool; a row group run block by block on this thread.
+ */
+type RunnableStep =
+  | Exclude<Step, { kind: "kernel" | "group" }>
+  | { readonly kind: "calls"; readonly calls: PreparedCalls; readonly patched: readonly Patched[] }
+  | { readonly kind: "direct"; readonly entry: KernelEntry; readonly args: number[]; readonly patched: readonly Patched[] }
+  | { readonly kind: "pooled"; readonly pool: ThreadPool; readonly members: readonly GroupMember[]; readonly rows: number; readonly block: number; readonly patched: readonly Patched[] }
+  | { readonly kind: "blocks"; readonly members: readonly RunMember[]; readonly rows: number; readonly block: number; readonly patched: readonly Patched[] };
+
+/** What a patched word adds its offset to: the arena of the list's invocation, a parameter leaf's buffer or an output's. */
 const RUN_BASE = { arena: 0, parameter: 1, output: 2 } as const;
+
+/** Writes each patched word of `into` for a run of a list with its arena, parameters and outputs at these offsets. */
+function applyPatches({ into, patches }: Patched, arena: number, parameters: readonly number[], outputs: readonly number[]): void {
+  for (let i = 0; i < patches.length; i += 4) {
+    const base = patches[i + 1], index = patches[i + 2]!;
+    into[patches[i]!] = (base === RUN_BASE.arena ? arena : base === RUN_BASE.parameter ? parameters[index]! : outputs[index]!) + patches[i + 3]!;
+  }
+}
 
 /** What one execution's steps share, nested lists' included. */
 interface RunState {
@@ -258,10 +290,8 @@ export class Executable {
     const outputs = this.program.outputs.map((s, j) => (outputAliases[j] === undefined ? this.device.allocate(s) : undefined));
     const why = `donated to an execution of ${this.program.moduleName}`;
     try {
-      // A weight is packed again only when its array is not the one it was last packed from (device arrays never change in place).
       const argumentOffsets = args.map((a) => a.offset);
-      this.packWeights(argumentOffsets, (w, i) => this.packedFrom[i]?.deref() !== args[w.parameterLeaf]);
-      this.program.packedWeights.forEach((w, i) => { this.packedFrom[i] = new WeakRef(args[w.parameterLeaf]!); });
+      this.packWeights(argumentOffsets, args);
       this.runAt(argumentOffsets, outputs.map((o, j) => o?.offset ?? args[outputAliases[j]!]!.offset), options);
     } catch (e) {
       for (const o of outputs) o?.delete();
@@ -282,9 +312,7 @@ export class Executable {
    */
   executeAt(argumentOffsets: readonly number[], resultOffsets: readonly number[], options: EvaluateOptions = {}): void {
     this.checkOffsets(argumentOffsets, resultOffsets);
-    // Bare offsets say nothing of whether a buffer changed: weights are packed on every call.
-    this.packWeights(argumentOffsets, () => true);
-    this.packedFrom.length = 0;
+    this.packWeights(argumentOffsets);
     this.runAt(argumentOffsets, resultOffsets, options);
   }
 
@@ -297,18 +325,24 @@ export class Executable {
   }
 
   /**
-   * Packs the weight parameters that `stale` picks into their constant slots
-   * (program.packedWeights: the layout the GEMM kernels reading them expect).
+   * Packs the weight parameters into their constant slots (program.packedWeights: the
+   * layout the GEMM kernels reading them expect). Given the argument arrays (execute's),
+   * a weight is packed again only when its array is not the one it was last packed from
+   * (device arrays never change in place); bare offsets (executeAt's) say nothing of
+   * whether a buffer changed, so every weight is packed.
    */
-  private packWeights(argumentOffsets: readonly number[], stale: (w: PackedWeight, index: number) => boolean): void {
+  private packWeights(argumentOffsets: readonly number[], args?: readonly DeviceArray[]): void {
     const p = this.program;
     if (p.packedWeights.length === 0) return;
     const leaves = this.argumentLeaves;
     p.packedWeights.forEach((w, i) => {
-      if (!stale(w, i)) return;
+      const from = args?.[w.parameterLeaf];
+      if (from !== undefined && this.packedFrom[i]?.deref() === from) return;
       const source = this.device.view(leaves[w.parameterLeaf]!, argumentOffsets[w.parameterLeaf]!) as Float32Array | Float64Array;
       const slot = this.device.view(p.constants[w.constant]!.shape, this.placement.constantOffsets[w.constant]!) as Float32Array | Float64Array;
       packBInto(source, w.layout, slot);
+      // A WeakRef a packing, not a run: a run whose weights are packed already allocates none.
+      this.packedFrom[i] = from === undefined ? undefined : new WeakRef(from);
     });
   }
 
@@ -328,10 +362,9 @@ export class Executable {
 
   /** Runs a step list (the entry's, or a nested one) with its parameters, outputs and arena at these offsets. */
   private runSteps(list: StepList, parameters: readonly number[], outputs: readonly number[], arena: number, run: RunState): void {
-    const p = this.program;
     // Every loop iteration's condition and body run through here: a runaway loop stops at its deadline.
     const deadline = run.options.deadline;
-    if (deadline !== undefined && Date.now() > deadline) throw new DeadlineError(`${p.moduleName}: the run passed its deadline`);
+    if (deadline !== undefined && Date.now() > deadline) throw new DeadlineError(`${this.program.moduleName}: the run passed its deadline`);
     const { constantOffsets, scratchOffsets } = this.placement;
     const at = (l: Location): number => {
       switch (l.space) {
@@ -346,30 +379,19 @@ export class Executable {
       }
     };
     for (const step of this.runnableSteps(list)) {
+      if ("patched" in step) for (const p of step.patched) applyPatches(p, arena, parameters, outputs);
       switch (step.kind) {
-        case "calls": {
-          const { words } = step.calls;
-          const patches = step.patches;
-          for (let i = 0; i < patches.length; i += 4) {
-            const base = patches[i + 1], index = patches[i + 2]!;
-            words[patches[i]!] = (base === RUN_BASE.arena ? arena : base === RUN_BASE.parameter ? parameters[index]! : outputs[index]!) + patches[i + 3]!;
-          }
+        case "calls":
           step.calls.run(this.kernelTimes);
           break;
-        }
-        case "kernel": {
-          const k = p.kernels[step.kernel]!;
-          const ptrs = [...step.operands.map(at), ...step.results.map(at)];
-          const loaded = this.kernels[step.kernel]!;
-          if ("pooled" in loaded) loaded.pool.run(loaded.pooled, ptrs, scratchOffsets, k.parallelExtent);
-          else {
-            if (k.scratchBytes > 0) ptrs.push(scratchOffsets[0]!);
-            loaded.direct(...ptrs, 0, k.parallelExtent);
-          }
+        case "direct":
+          step.entry(...step.args);
           break;
-        }
-        case "group":
-          this.runGroup(step, at);
+        case "pooled":
+          step.pool.runGroup(step.members, scratchOffsets, step.rows, step.block);
+          break;
+        case "blocks":
+          runInBlocks(step.members, scratchOffsets[0] ?? 0, 0, step.rows, step.block);
           break;
         case "interpret":
           run.ctx ??= createEvalContext(run.options);
@@ -390,82 +412,118 @@ export class Executable {
   }
 
   /**
-   * A list's steps as run (planned on its first run): each run of consecutive kernel
-   * steps and row groups whose kernels one backend lists becomes one call list, its
-   * constants' and scratch's offsets written once, the others (parameters, outputs,
-   * temporaries: they depend on the run) patched before each run of it.
+   * A list's steps as run (planned on its first run). Each kernel's arguments are
+   * prepared once: the offsets of constants and scratch, and the units, written; the
+   * others (parameters, outputs, temporaries: they depend on the run) patched before each
+   * run. A run of consecutive kernel steps and row groups whose kernels one backend lists
+   * becomes one call list; the other kernels are called from their prepared lists.
    */
   private runnableSteps(list: StepList): readonly RunnableStep[] {
     const known = this.runnable.get(list);
     if (known !== undefined) return known;
-    const { constantOffsets } = this.placement;
+    const { constantOffsets, scratchOffsets } = this.placement;
     const listedBy = (s: Step): ListedKernel["runner"] | undefined => {
       const kernels = s.kind === "kernel" ? [s] : s.kind === "group" ? s.steps : [];
       const runners = new Set(kernels.map((k) => this.listed[k.kernel]?.runner));
       const [runner] = runners;
       return runners.size === 1 ? runner : undefined;
     };
-    /** Where a pointer points: a constant's offset, known now, or what the run gives as a patch without its word (see RunnableStep). */
-    const placed = (l: Location): number | readonly [number, number, number] => {
-      switch (l.space) {
-        case "constant": return constantOffsets[l.index]!;
-        case "parameter": return [RUN_BASE.parameter, l.index, 0];
-        case "output": return [RUN_BASE.output, l.index, 0];
-        case "temp": {
-          // Only the entry's temporaries may live in a donated parameter's buffer.
-          const t = list.temps[l.index]!;
-          return t.donor === undefined ? [RUN_BASE.arena, 0, t.offset] : [RUN_BASE.parameter, t.donor, t.offset];
+    /**
+     * A kernel's operand and result pointers: a constant's offset and a block buffer's (its
+     * offset in the thread's scratch: the runner adds the scratch's) known now, the others
+     * 0 with a patch (of the pointer's index: Patches) from the run's bases.
+     */
+    const pointersOf = (k: KernelStep, inBlocks: ReadonlyMap<number, BlockBuffer>): { pointers: number[]; patches: number[]; blockRowBytes?: number[] } => {
+      const patches: number[] = [];
+      const blockRowBytes: number[] = [];
+      const pointers = [...k.operands, ...k.results].map((l, i) => {
+        const block = l.space === "temp" ? inBlocks.get(l.index) : undefined;
+        blockRowBytes.push(block?.rowBytes ?? 0);
+        if (block !== undefined) return block.offset;
+        switch (l.space) {
+          case "constant": return constantOffsets[l.index]!;
+          case "parameter": patches.push(i, RUN_BASE.parameter, l.index, 0); break;
+          case "output": patches.push(i, RUN_BASE.output, l.index, 0); break;
+          case "temp": {
+            // Only the entry's temporaries may live in a donated parameter's buffer.
+            const t = list.temps[l.index]!;
+            if (t.donor === undefined) patches.push(i, RUN_BASE.arena, 0, t.offset);
+            else patches.push(i, RUN_BASE.parameter, t.donor, t.offset);
+          }
         }
-      }
+        return 0;
+      });
+      return { pointers, patches, ...(blockRowBytes.some((n) => n !== 0) ? { blockRowBytes } : {}) };
     };
+    const blockBuffersOf = (s: Step): ReadonlyMap<number, BlockBuffer> => new Map(s.kind === "group" ? s.blockBuffers.map((b) => [b.temp, b]) : []);
     const steps: RunnableStep[] = [];
     let pending: { runner: ListedKernel["runner"]; steps: Step[] } | undefined;
     const flush = (): void => {
       if (pending === undefined) return;
-      // Each member's pointers that the run gives: its pointer index, then the patch's base, index and offset.
-      const moves: (readonly [number, number, number, number])[][][] = [];
+      // Each member's patches, its pointers' indices made the list's words below.
+      const memberPatches: number[][][] = [];
       const groups: CallGroup[] = pending.steps.map((s) => {
         const kernelSteps = s.kind === "kernel" ? [s] : s.kind === "group" ? s.steps : [];
-        const inBlocks = new Map(s.kind === "group" ? s.blockBuffers.map((b) => [b.temp, b]) : []);
-        const groupMoves: (readonly [number, number, number, number])[][] = [];
-        moves.push(groupMoves);
+        const inBlocks = blockBuffersOf(s);
+        const groupPatches: number[][] = [];
+        memberPatches.push(groupPatches);
         const members = kernelSteps.map((k): CallMember => {
-          const memberMoves: (readonly [number, number, number, number])[] = [];
-          groupMoves.push(memberMoves);
-          const blockRowBytes: number[] = [];
-          const pointers = [...k.operands, ...k.results].map((l, i) => {
-            // A block buffer's pointer is its offset in the thread's scratch (the backend adds the scratch's).
-            const block = l.space === "temp" ? inBlocks.get(l.index) : undefined;
-            blockRowBytes.push(block?.rowBytes ?? 0);
-            if (block !== undefined) return block.offset;
-            const at = placed(l);
-            if (typeof at === "number") return at;
-            memberMoves.push([i, ...at]);
-            return 0;
-          });
-          return {
-            kernel: this.listed[k.kernel]!.index, timeSlot: k.kernel, pointers,
-            ...(blockRowBytes.some((n) => n !== 0) ? { blockRowBytes } : {}),
-          };
+          const { pointers, patches, blockRowBytes } = pointersOf(k, inBlocks);
+          groupPatches.push(patches);
+          return { kernel: this.listed[k.kernel]!.index, timeSlot: k.kernel, pointers, ...(blockRowBytes === undefined ? {} : { blockRowBytes }) };
         });
         // A kernel step is a group of one, its whole extent one block.
         const rows = s.kind === "group" ? s.rows : this.program.kernels[kernelSteps[0]!.kernel]!.parallelExtent;
         return { rows, block: s.kind === "group" ? s.block : Math.max(1, rows), members };
       });
       const calls = pending.runner.prepareCalls(groups, this.kernelPlacement);
-      const patches = moves.flatMap((g, gi) => g.flatMap((m, mi) => m.flatMap(([i, ...patch]) => [calls.pointerAt[gi]![mi]! + i, ...patch])));
-      steps.push({ kind: "calls", calls, patches });
+      const patches = memberPatches.flatMap((g, gi) => g.flatMap((m, mi) => m.map((word, j) => (j % 4 === 0 ? calls.pointerAt[gi]![mi]! + word : word))));
+      steps.push({ kind: "calls", calls, patched: [{ into: calls.words, patches }] });
       pending = undefined;
     };
     for (const s of list.steps) {
       const runner = listedBy(s);
-      if (runner === undefined) {
-        flush();
+      if (runner !== undefined) {
+        if (pending !== undefined && pending.runner !== runner) flush();
+        (pending ??= { runner, steps: [] }).steps.push(s);
+        continue;
+      }
+      flush();
+      if (s.kind !== "kernel" && s.kind !== "group") {
         steps.push(s);
         continue;
       }
-      if (pending !== undefined && pending.runner !== runner) flush();
-      (pending ??= { runner, steps: [] }).steps.push(s);
+      // A kernel step is a group of one kernel, its whole extent one block.
+      const kernelSteps = s.kind === "kernel" ? [s] : s.steps;
+      const rows = s.kind === "group" ? s.rows : this.program.kernels[s.kernel]!.parallelExtent;
+      const block = s.kind === "group" ? s.block : rows;
+      const inBlocks = blockBuffersOf(s);
+      const members = kernelSteps.map((k) => ({ loaded: this.kernels[k.kernel]!, scratch: this.program.kernels[k.kernel]!.scratchBytes > 0, ...pointersOf(k, inBlocks) }));
+      const patched = members.map(({ pointers, patches }) => ({ into: pointers, patches }));
+      // A program's kernels are all loaded one way: on the pool, or on this thread.
+      const mixed = (): ExecutionError => new ExecutionError(`${this.program.moduleName}: the kernels of ${kernelSteps.map((k) => k.name).join(", ")} are loaded some on the thread pool, some on this thread`);
+      const first = members[0]!;
+      if ("pooled" in first.loaded) {
+        const pool = first.loaded.pool;
+        const pooled = members.map(({ loaded, pointers, blockRowBytes }): GroupMember => {
+          if (!("pooled" in loaded)) throw mixed();
+          return { handle: loaded.pooled, pointers, ...(blockRowBytes === undefined ? {} : { blockRowBytes }) };
+        });
+        steps.push({ kind: "pooled", pool, members: pooled, rows, block, patched });
+        continue;
+      }
+      const direct = members.map(({ loaded, pointers, scratch, blockRowBytes }): RunMember => {
+        if (!("direct" in loaded)) throw mixed();
+        return { run: loaded.direct, pointers, scratch, ...(blockRowBytes === undefined ? {} : { blockRowBytes }) };
+      });
+      if (s.kind === "kernel") {
+        // The whole argument list: the pointers, the scratch's offset where the kernel takes one, the units.
+        const { pointers, scratch, run } = direct[0]!;
+        const args = scratch ? [...pointers, scratchOffsets[0]!, 0, rows] : [...pointers, 0, rows];
+        steps.push({ kind: "direct", entry: run, args, patched: [{ into: args, patches: members[0]!.patches }] });
+      } else {
+        steps.push({ kind: "blocks", members: direct, rows, block, patched });
+      }
     }
     flush();
     this.runnable.set(list, steps);
@@ -483,33 +541,6 @@ export class Executable {
   private copyBytes(from: number, to: number, bytes: number): void {
     const buffer = this.device.memory.buffer;
     new Uint8Array(buffer, to, bytes).set(new Uint8Array(buffer, from, bytes));
-  }
-
-  /**
-   * Runs a row group's kernels block by block (on the pool's threads when the kernels
-   * were loaded there); a block buffer's pointer is its offset in the thread's scratch.
-   */
-  private runGroup(step: Extract<Step, { kind: "group" }>, at: (l: Location) => number): void {
-    const { scratchOffsets } = this.placement;
-    const inBlocks = new Map(step.blockBuffers.map((b) => [b.temp, b]));
-    const blockBuffer = (l: Location) => (l.space === "temp" ? inBlocks.get(l.index) : undefined);
-    const members = step.steps.map((m) => {
-      const locations = [...m.operands, ...m.results];
-      const blockRowBytes = locations.map((l) => blockBuffer(l)?.rowBytes ?? 0);
-      return {
-        loaded: this.kernels[m.kernel]!, scratch: this.program.kernels[m.kernel]!.scratchBytes > 0,
-        pointers: locations.map((l) => blockBuffer(l)?.offset ?? at(l)),
-        ...(blockRowBytes.some((n) => n !== 0) ? { blockRowBytes } : {}),
-      };
-    });
-    // A program's kernels are all loaded one way: on the pool, or on this thread.
-    const pooled = members.flatMap(({ loaded, pointers, blockRowBytes }) => ("pooled" in loaded ? [{ handle: loaded.pooled, pool: loaded.pool, pointers, blockRowBytes }] : []));
-    if (pooled.length > 0) {
-      pooled[0]!.pool.runGroup(pooled, scratchOffsets, step.rows, step.block);
-      return;
-    }
-    const direct = members.flatMap(({ loaded, pointers, scratch, blockRowBytes }) => ("direct" in loaded ? [{ run: loaded.direct, pointers, scratch, blockRowBytes }] : []));
-    runInBlocks(direct, scratchOffsets[0] ?? 0, 0, step.rows, step.block);
   }
 
   /** Runs one instruction with the interpreter's kernel, on views of its operands in device memory. */
