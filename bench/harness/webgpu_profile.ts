@@ -34,13 +34,16 @@ class Recorder {
   readonly counts: Record<string, number> = {};
   readonly dispatches: RecordedDispatch[] = [];
   readonly submitTimes: number[] = [];
+  /** The run's waits on the device: method, when called and when its promise settled. */
+  readonly waits: { readonly what: string; readonly called: number; settled: number }[] = [];
   /** Pipelines in the order they were made, with their label and WGSL. */
   readonly pipelines = new Map<unknown, { readonly index: number; readonly label: string; readonly wgsl: string }>();
   private readonly moduleCode = new Map<unknown, string>();
   recording = false;
 
   constructor(readonly device: Instance & { readonly queue: Instance }) {
-    this.wrap(device, ["createBuffer", "createBindGroup", "createShaderModule", "createComputePipeline", "createComputePipelineAsync", "createCommandEncoder"], (name, args, result) => {
+    this.wrap(device, ["createBuffer", "createBindGroup", "createShaderModule", "createComputePipeline", "createComputePipelineAsync", "createCommandEncoder", "pushErrorScope", "popErrorScope"], (name, args, result) => {
+      if (name === "popErrorScope") this.waitOn(name, result);
       const descriptor = args[0] as { code?: string; label?: string; compute?: { module?: unknown } } | undefined;
       if (name === "createShaderModule") this.moduleCode.set(result, descriptor?.code ?? "");
       else if (name === "createComputePipeline" || name === "createComputePipelineAsync") {
@@ -50,9 +53,17 @@ class Recorder {
         else add(result);
       } else if (name === "createCommandEncoder") this.wrapEncoder(result as Instance);
     });
-    this.wrap(device.queue, ["submit", "writeBuffer"], (name) => {
+    this.wrap(device.queue, ["submit", "writeBuffer", "onSubmittedWorkDone"], (name, _args, result) => {
       if (name === "submit" && this.recording) this.submitTimes.push(performance.now());
+      if (name === "onSubmittedWorkDone") this.waitOn(name, result);
     });
+  }
+
+  private waitOn(what: string, result: unknown): void {
+    if (!this.recording || !(result instanceof Promise)) return;
+    const wait = { what, called: performance.now(), settled: NaN };
+    this.waits.push(wait);
+    void result.finally(() => { wait.settled = performance.now(); }).catch(() => {});
   }
 
   /** Replaces each named method of `target` by one that counts the call (while recording) and passes its result on. */
@@ -123,12 +134,21 @@ export interface WebGpuProfile {
   readonly recordedRunMs: number;
   /** WebGPU calls of one run, by method. */
   readonly calls: Record<string, number>;
+  /** Its waits on the device (popErrorScope, onSubmittedWorkDone), in milliseconds from its start: when called, when settled. */
+  readonly waits: readonly string[];
   readonly kernels: readonly KernelTime[];
   /** Σ kernels' msEach × dispatches: the GPU's time for one run's kernels, replayed alone. */
   readonly kernelSumMs: number;
   readonly kernelSumCpuMs?: number;
   /** Process CPU milliseconds a whole run (where the caller can read them). */
   readonly runCpuMs?: number;
+  /**
+   * Wall milliseconds of the run's dispatches replayed together, median of REPLAY_ROUNDS: in
+   * one compute pass and one submit (as xlats encodes a run), and each in a pass and submit
+   * of its own, submitted back to back (as jax-js does), each waited on at the end.
+   */
+  readonly replayOnePassMs: number;
+  readonly replayPassEachMs: number;
   /** Wall milliseconds of an empty submit waited on with onSubmittedWorkDone (the round trip alone). */
   readonly emptySubmitMs: number;
   /** Each pipeline's WGSL by kernel name (with --wgsl). */
@@ -153,15 +173,29 @@ export function instrumentDevice(device: unknown, cpuMs?: () => number): { profi
   const recorder = new Recorder(device as Instance & { readonly queue: Instance });
   const dev = device as { readonly queue: { onSubmittedWorkDone(): Promise<void>; submit(b: unknown[]): void }; createCommandEncoder(): { beginComputePass(): Instance; finish(): unknown } };
   const queue = dev.queue;
-  const timeSubmit = async (encode: (pass: Instance) => void): Promise<{ wall: number; cpu: number }> => {
+  const encodeOne = (encode: (pass: Instance) => void): unknown => {
     const encoder = dev.createCommandEncoder();
     const pass = encoder.beginComputePass();
     encode(pass);
     pass["end"]!();
+    return encoder.finish();
+  };
+  /** Submits the command buffers `passes` encode, one submit each, back to back, and waits for the last. */
+  const timeSubmits = async (passes: readonly ((pass: Instance) => void)[]): Promise<{ wall: number; cpu: number }> => {
+    const buffers = passes.map(encodeOne);
     const [t0, c0] = [performance.now(), cpuMs?.() ?? NaN];
-    queue.submit([encoder.finish()]);
+    for (const b of buffers) queue.submit([b]);
     await queue.onSubmittedWorkDone();
     return { wall: performance.now() - t0, cpu: (cpuMs?.() ?? NaN) - c0 };
+  };
+  const timeSubmit = (encode: (pass: Instance) => void): Promise<{ wall: number; cpu: number }> => timeSubmits([encode]);
+  const bind = (pass: Instance, d: RecordedDispatch): void => {
+    pass["setPipeline"]!(d.pipeline);
+    for (const g of d.groups) pass["setBindGroup"]!(g.index, g.group, g.offsets);
+  };
+  const dispatch = (pass: Instance, d: RecordedDispatch): void => {
+    if (d.indirect !== undefined) pass["dispatchWorkgroupsIndirect"]!(d.indirect[0], d.indirect[1]);
+    else pass["dispatchWorkgroups"]!(...d.workgroups!);
   };
   return {
     async profile(target, policy, reps, withWgsl): Promise<WebGpuProfile> {
@@ -180,12 +214,8 @@ export function instrumentDevice(device: unknown, cpuMs?: () => number): { profi
         const each: { wall: number; cpu: number }[] = [];
         for (let r = 0; r < REPLAY_ROUNDS; r++) {
           each.push(await timeSubmit((pass) => {
-            pass["setPipeline"]!(d.pipeline);
-            for (const g of d.groups) pass["setBindGroup"]!(g.index, g.group, g.offsets);
-            for (let i = 0; i < reps; i++) {
-              if (d.indirect !== undefined) pass["dispatchWorkgroupsIndirect"]!(d.indirect[0], d.indirect[1]);
-              else pass["dispatchWorkgroups"]!(...d.workgroups!);
-            }
+            bind(pass, d);
+            for (let i = 0; i < reps; i++) dispatch(pass, d);
           }));
         }
         const entry = byPipeline.get(d.pipeline) ?? { dispatches: 0, workgroups: new Set<string>(), each: [], cpuEach: [] };
@@ -194,6 +224,11 @@ export function instrumentDevice(device: unknown, cpuMs?: () => number): { profi
         entry.each.push(median(each.map((e) => e.wall)) / reps);
         entry.cpuEach.push(median(each.map((e) => e.cpu)) / reps);
         byPipeline.set(d.pipeline, entry);
+      }
+      const [onePass, passEach]: number[][] = [[], []];
+      for (let r = 0; r < REPLAY_ROUNDS; r++) {
+        onePass.push((await timeSubmit((pass) => { for (const d of dispatches) { bind(pass, d); dispatch(pass, d); } })).wall);
+        passEach.push((await timeSubmits(dispatches.map((d) => (pass: Instance) => { bind(pass, d); dispatch(pass, d); }))).wall);
       }
       const empty: number[] = [];
       for (let r = 0; r < 5; r++) empty.push((await timeSubmit(() => {})).wall);
@@ -215,9 +250,10 @@ export function instrumentDevice(device: unknown, cpuMs?: () => number): { profi
         runner: target.runner, workload: target.workload, runMs: +(median(times) * 1000).toFixed(1), runs: times.length,
         firstSubmitMs: +((submitTimes[0] ?? NaN) - start).toFixed(2), lastSubmitMs: +((submitTimes[submitTimes.length - 1] ?? NaN) - start).toFixed(2),
         recordedRunMs: +recordedRunMs.toFixed(1), calls: { ...counts },
+        waits: recorder.waits.map((w) => `${w.what} ${(w.called - t0).toFixed(1)} → ${(w.settled - t0).toFixed(1)}`),
         kernels, kernelSumMs: +kernels.reduce((s, k) => s + k.msEach * k.dispatches, 0).toFixed(1),
         ...(cpuMs !== undefined ? { kernelSumCpuMs: +kernels.reduce((s, k) => s + k.cpuMsEach! * k.dispatches, 0).toFixed(1), runCpuMs: +runCpuMs.toFixed(1) } : {}),
-        emptySubmitMs: +median(empty).toFixed(2), ...(withWgsl ? { wgsl } : {}),
+        replayOnePassMs: +median(onePass).toFixed(1), replayPassEachMs: +median(passEach).toFixed(1), emptySubmitMs: +median(empty).toFixed(2), ...(withWgsl ? { wgsl } : {}),
       };
     },
   };
@@ -235,9 +271,10 @@ export function profileText(p: WebGpuProfile): string {
   const calls = Object.entries(p.calls).map(([k, v]) => `${k} ${v}`).join(", ");
   const lines = [
     `${p.runner} ${p.workload}: ${p.runMs} ms a run (median of ${p.runs}); recorded run ${p.recordedRunMs} ms, first submit at ${p.firstSubmitMs} ms, last at ${p.lastSubmitMs} ms; ` +
-      `kernels alone ${p.kernelSumMs} ms; an empty submit's round trip ${p.emptySubmitMs} ms` +
+      `kernels alone ${p.kernelSumMs} ms; replayed in one pass ${p.replayOnePassMs} ms, a pass and submit each ${p.replayPassEachMs} ms; an empty submit's round trip ${p.emptySubmitMs} ms` +
       (p.runCpuMs !== undefined ? `; CPU ms a run ${p.runCpuMs}, kernels alone ${p.kernelSumCpuMs}` : ""),
     `  calls a run: ${calls}`,
+    `  waits: ${p.waits.join(", ")}`,
   ];
   for (const k of [...p.kernels].sort((a, b) => b.msEach * b.dispatches - a.msEach * a.dispatches)) {
     const cpu = k.cpuMsEach === undefined ? "" : ` (CPU ${k.cpuMsEach.toFixed(2)})`;
