@@ -53,8 +53,8 @@ class Recorder {
         else add(result);
       } else if (name === "createCommandEncoder") this.wrapEncoder(result as Instance);
     });
-    this.wrap(device.queue, ["submit", "writeBuffer", "onSubmittedWorkDone"], (name, _args, result) => {
-      if (name === "submit" && this.recording) this.submitTimes.push(performance.now());
+    this.wrap(device.queue, ["submit", "writeBuffer", "onSubmittedWorkDone"], (name, _args, result, called) => {
+      if (name === "submit" && this.recording) this.submitTimes.push(called);
       if (name === "onSubmittedWorkDone") this.waitOn(name, result);
     });
   }
@@ -67,15 +67,16 @@ class Recorder {
   }
 
   /** Replaces each named method of `target` by one that counts the call (while recording) and passes its result on. */
-  private wrap(target: Instance, names: readonly string[], after?: (name: string, args: unknown[], result: unknown) => void): void {
+  private wrap(target: Instance, names: readonly string[], after?: (name: string, args: unknown[], result: unknown, called: number) => void): void {
     for (const name of names) {
       const f = target[name];
       if (typeof f !== "function") continue;
       const recorder = this;
       target[name] = function (this: unknown, ...args: unknown[]) {
         if (recorder.recording) recorder.counts[name] = (recorder.counts[name] ?? 0) + 1;
+        const called = performance.now();
         const result = f.apply(this, args);
-        after?.(name, args, result);
+        after?.(name, args, result, called);
         return result;
       };
     }
@@ -113,11 +114,11 @@ export interface KernelTime {
   readonly kernel: string;
   readonly dispatches: number;
   readonly workgroups: string;
-  /** Median wall milliseconds a dispatch alone (replays of `reps` dispatches in one pass, each to onSubmittedWorkDone). */
+  /** Wall milliseconds a dispatch alone: the mean over its dispatches of the median of REPLAY_ROUNDS replays (`reps` of it in one pass, to onSubmittedWorkDone). */
   readonly msEach: number;
   /** The same in the process's CPU milliseconds, where the caller can read them (Node: SwiftShader's threads are the process's). */
   readonly cpuMsEach?: number;
-  /** The first line of its WGSL that says what it does (its entry point's signature, or the first comment). */
+  /** Its WGSL's `@compute` line (the workgroup size). */
   readonly wgslHead: string;
   readonly wgslChars: number;
 }
@@ -128,7 +129,7 @@ export interface WebGpuProfile {
   /** Wall milliseconds a run (the harness's run(): to the GPU's end), median of the timed runs. */
   readonly runMs: number;
   readonly runs: number;
-  /** Of one recorded run: milliseconds from its start to its first and last submit, and to its end. */
+  /** Of one recorded run: milliseconds from its start to its first and last submit call, and to its end. */
   readonly firstSubmitMs: number;
   readonly lastSubmitMs: number;
   readonly recordedRunMs: number;
@@ -259,11 +260,9 @@ export function instrumentDevice(device: unknown, cpuMs?: () => number): { profi
   };
 }
 
-/** The line of a kernel's WGSL that says most about it: its first comment, else its entry point. */
+/** The line of a kernel's WGSL that names its entry point and workgroup size. */
 function wgslHead(code: string): string {
-  const lines = code.split("\n").map((l) => l.trim());
-  const line = lines.find((l) => l.startsWith("//")) ?? lines.find((l) => l.startsWith("@compute")) ?? lines.find((l) => l.startsWith("fn main")) ?? "";
-  return line.slice(0, 120);
+  return (code.split("\n").map((l) => l.trim()).find((l) => l.startsWith("@compute")) ?? "").slice(0, 120);
 }
 
 /** The profile as a few lines of text: the run, then a line a kernel, costliest first. */
