@@ -14,7 +14,7 @@ import { writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { gpuContext } from "../src/compiler/webgpu/adapter.js";
 import { nodeGpu } from "../src/compiler/webgpu/node_gpu.js";
-import { profileRunner, profileText } from "./harness/webgpu_profile.js";
+import { profileRunner, profileText, wgslText } from "./harness/webgpu_profile.js";
 
 const argv = process.argv.slice(2);
 const flag = (name: string): string | undefined => {
@@ -47,7 +47,7 @@ const deviceOf = async (name: string): Promise<unknown> => {
 const cpuMs = (): number => { const c = process.cpuUsage(); return (c.user + c.system) / 1000; };
 const profile = await profileRunner(runner, kind, deviceOf, reps, wgslFile !== undefined, cpuMs);
 if (typeof profile === "string") { console.error(`${runner}: ${profile}`); process.exit(1); }
-if (wgslFile !== undefined) writeFileSync(wgslFile, Object.entries(profile.wgsl ?? {}).map(([k, code]) => `// ==== ${k}\n${code}`).join("\n\n"));
+if (wgslFile !== undefined) writeFileSync(wgslFile, wgslText(profile));
 const { wgsl: _, ...shown } = profile;
 const context = { zeroInit: process.env["XLATS_WEBGPU_ZERO_INIT"] === "1", load: +loadavg()[0]!.toFixed(1), at: new Date().toISOString() };
 console.log(json ? JSON.stringify({ ...shown, ...context }) : `${profileText(profile)}\n  zero-init ${context.zeroInit ? "on" : "off"}, load ${context.load}, ${context.at}`);

@@ -13,7 +13,7 @@
 import { writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
-import { profileText, type WebGpuProfile } from "../harness/webgpu_profile.js";
+import { profileText, wgslText, type WebGpuProfile } from "../harness/webgpu_profile.js";
 import { CHROMIUM_ARGS, loadChromium, WEBGPU_ARGS } from "./chromium.js";
 import { startServer } from "./serve.js";
 
@@ -55,9 +55,7 @@ try {
             (globalThis as unknown as { xlatsBench: { profileWebGpu(r: typeof request): Promise<WebGpuProfile | string> } }).xlatsBench.profileWebGpu(r), request);
           const context = { round: round + 1, load: `${loadBefore.toFixed(1)} → ${loadavg()[0]!.toFixed(1)}`, at: new Date().toISOString() };
           if (typeof profile === "string") { console.log(`${name} ${kind}: ${profile}`); continue; }
-          if (wgslPrefix !== undefined) {
-            writeFileSync(`${wgslPrefix}-${name}-${kind}.wgsl`, Object.entries(profile.wgsl ?? {}).map(([k, code]) => `// ==== ${k}\n${code}`).join("\n\n"));
-          }
+          if (wgslPrefix !== undefined) writeFileSync(`${wgslPrefix}-${name}-${kind}.wgsl`, wgslText(profile));
           const { wgsl: _, ...shown } = profile;
           console.log(json ? JSON.stringify({ ...shown, ...context }) : `${profileText(profile)}\n  Chromium, round ${context.round}, load ${context.load}, ${context.at}`);
         } finally {

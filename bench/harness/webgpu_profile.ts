@@ -265,6 +265,11 @@ function wgslHead(code: string): string {
   return (code.split("\n").map((l) => l.trim()).find((l) => l.startsWith("@compute")) ?? "").slice(0, 120);
 }
 
+/** Each kernel's WGSL under a line naming it (a profile taken with its WGSL). */
+export function wgslText(p: WebGpuProfile): string {
+  return Object.entries(p.wgsl ?? {}).map(([k, code]) => `// ==== ${k}\n${code}`).join("\n\n");
+}
+
 /** The profile as a few lines of text: the run, then a line a kernel, costliest first. */
 export function profileText(p: WebGpuProfile): string {
   const calls = Object.entries(p.calls).map(([k, v]) => `${k} ${v}`).join(", ");
