@@ -7,6 +7,8 @@
 
 import { measureRunner, type CellResult } from "../harness/measure.js";
 import { planWorkloads } from "../harness/plan.js";
+import { profileRunner, type WebGpuProfile } from "../harness/webgpu_profile.js";
+import { gpuContext } from "../../src/compiler/webgpu/adapter.js";
 import { describe } from "../workloads/specs.js";
 
 /** What run.ts asks for: one runner, one thread count, workloads as indices into the plan. */
@@ -140,4 +142,16 @@ async function environment(): Promise<PageEnvironment> {
   };
 }
 
-page.xlatsBench = { runBench, environment };
+/** The GPU runners whose device the profile can reach: xlats' (the backend's), jax-js's (its getWebGPUDevice). */
+async function gpuDeviceOf(name: string): Promise<unknown> {
+  if (name === "xlats-webgpu") return (await gpuContext()).device;
+  if (name === "jax-webgpu") return (await importBare<{ getWebGPUDevice(): unknown }>("@jax-js/jax")).getWebGPUDevice();
+  throw new Error(`no profile for ${name}'s device`);
+}
+
+/** Where a GPU runner's run of `kind` goes in this page (harness/webgpu_profile.ts; driven by webgpu_profile.ts). */
+async function profileWebGpu(request: { name: string; kind: string; reps: number; wgsl: boolean }): Promise<WebGpuProfile | string> {
+  return profileRunner(request.name, request.kind, gpuDeviceOf, request.reps, request.wgsl);
+}
+
+page.xlatsBench = { runBench, environment, profileWebGpu };

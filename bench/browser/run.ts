@@ -22,39 +22,14 @@ import { systemInfo } from "../harness/system.js";
 import { buildTable, buildTargets } from "../harness/table.js";
 import { describe } from "../workloads/specs.js";
 import type { BenchRequest, PageEnvironment, RunInfo } from "./page.js";
+import { CHROMIUM_ARGS, loadChromium, NO_GPU_ARGS, WEBGPU_ARGS, type PwBrowser, type PwContext } from "./chromium.js";
 import { startServer } from "./serve.js";
 
 /** The browser runners on the CPU, in table order. */
 const WASM_RUNNERS = ["xlats-wasm", "tfjs-wasm", "ort-web", "jax-js"] as const;
 const BROWSER_RUNNERS: readonly string[] = [...WASM_RUNNERS, ...GPU_LIBRARIES];
-/** Launch flags as the lead verified them (no network chatter, no sandbox in CI containers). */
-const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-quic", "--no-first-run",
-  "--disable-background-networking", "--disable-component-update", "--disable-sync"];
-/**
- * No GPU for the wasm runners; WebGPU for the GPU runners: on the machine's GPU, or on
- * SwiftShader (Chromium's software Vulkan driver) where there is none.
- */
-const NO_GPU_ARGS = ["--disable-gpu"];
-const WEBGPU_ARGS = ["--enable-unsafe-webgpu", "--enable-features=Vulkan", "--ignore-gpu-blocklist"];
 /** What --webgpu runs by default: the issue's GPU workloads (not add, sum or the inference programs). */
 const WEBGPU_KINDS = ["matmul", "fused", "softmax", "conv", "mlp", "transformer"];
-
-// The little of playwright-core used here: it is bench/'s dependency, loaded at run time,
-// so the root build (and CI) never needs it.
-interface PwPage {
-  goto(url: string, options?: { timeout: number }): Promise<unknown>;
-  exposeFunction(name: string, fn: (...args: never[]) => unknown): Promise<void>;
-  waitForFunction(fn: string, arg?: unknown, options?: { timeout: number }): Promise<unknown>;
-  evaluate<R, A>(fn: (arg: A) => R | Promise<R>, arg: A): Promise<R>;
-  on(event: "console", fn: (m: { type(): string; text(): string }) => void): void;
-  on(event: "pageerror", fn: (e: Error) => void): void;
-  close(): Promise<void>;
-}
-interface PwContext { newPage(): Promise<PwPage>; close(): Promise<void> }
-interface PwBrowser { newContext(): Promise<PwContext>; close(): Promise<void> }
-interface PwBrowserType {
-  launch(options: { executablePath: string; args: string[]; headless?: boolean }): Promise<PwBrowser>;
-}
 
 interface Options {
   readonly quick: boolean;
@@ -110,16 +85,6 @@ const LOAD_TIMEOUT_S = 60;
 
 // dist/bench/browser/run.js → the repository root, and bench's own node_modules.
 const root = fileURLToPath(new URL("../../../", import.meta.url));
-
-async function loadChromium(): Promise<PwBrowserType | string> {
-  const entry = new URL("../../../bench/node_modules/playwright-core/index.mjs", import.meta.url);
-  try {
-    const pw = (await import(entry.href)) as { chromium: PwBrowserType };
-    return pw.chromium;
-  } catch (e) {
-    return `playwright-core not installed (npm ci --prefix bench): ${String((e as Error).message).split("\n")[0]}`;
-  }
-}
 
 function cellFor(config: RunnerConfig, index: number, outcome: CellResult["outcome"]): CellResult {
   return { runner: config, kind: fullPlan[index]!.kind, label: describe(fullPlan[index]!.full), outcome };

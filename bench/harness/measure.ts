@@ -25,7 +25,7 @@ export interface CellResult {
   readonly outcome: Outcome;
 }
 
-async function createRunner(config: RunnerConfig): Promise<Runner | string> {
+export async function createRunner(config: RunnerConfig): Promise<Runner | string> {
   if (config.name === "xlats-wasm") return createCompiledRunner("wasm", config.threads);
   if (config.name === "xlats-interp") return createInterpreterRunner();
   if (config.name === "xlats-native") return createCompiledRunner("native", config.threads);

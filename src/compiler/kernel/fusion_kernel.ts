@@ -1,7 +1,8 @@
 // The kernel of a lowered fusion, chosen once for every renderer: a loop fusion's
 // (loop_kernel.ts), or a reduction's, by the first builder whose form its schedule is:
-// a row per workgroup (GPU targets), a one-stage row reduction, a row pipeline, a column
-// reduction. A renderer prints the kernel and copies the facts the executor needs.
+// a row per workgroup (GPU targets, where the target sizes one), a one-stage row
+// reduction, a row pipeline, a column reduction. A renderer prints the kernel and
+// copies the facts the executor needs.
 
 import type { Computation } from "../../ir/computation.js";
 import type { ElementType } from "../../types/element_type.js";
@@ -19,12 +20,17 @@ import { DeclinedError, orDeclined, type Declined } from "./declined.js";
 
 /**
  * A target's description for every fusion kernel: its vectors and reduction kernels, its
- * reduction schedules, (GPUs) the workgroup of a row of `rowElements`, and the element
- * types its kernels read and write (`checkType` throws DeclinedError for one it has no form for).
+ * reduction schedules, (GPUs) the workgroup of a row, and the element types its kernels
+ * read and write (`checkType` throws DeclinedError for one it has no form for).
  */
 export interface FusionTarget extends ReduceKernelTarget {
   readonly reduce: ReduceTarget;
-  readonly rowWorkgroup?: (rowElements: number) => number;
+  /**
+   * (GPUs) The invocations of the workgroup that runs a row of `rowElements` of a kernel
+   * of `rows` rows; undefined: its rows run an invocation each (webgpu/codegen.ts: a
+   * software adapter's kernels of many rows).
+   */
+  readonly rowWorkgroup?: (rowElements: number, rows: number) => number | undefined;
   /** (GPUs) Whether a row's workgroup combines a reduction of this kind and accumulator type through subgroup operations; absent: never. */
   readonly subgroupCombines?: (kind: ReducerKind, type: ElementType) => boolean;
   readonly checkType?: (t: ElementType) => void;
@@ -47,7 +53,8 @@ export function fusionKernel(ir: FusedKernelIR, target: FusionTarget): FusionKer
   }
   const s = scheduleReduce(ir, target.reduce);
   if ("declined" in s) throw new DeclinedError(s.declined);
-  const workgroup = target.rowWorkgroup !== undefined ? workgroupRowKernel(ir, s, target.vector, target.rowWorkgroup(s.loops.Rn), target.subgroupCombines) : undefined;
+  const size = target.rowWorkgroup?.(s.loops.Rn, s.parallelExtent);
+  const workgroup = size !== undefined ? workgroupRowKernel(ir, s, target.vector, size, target.subgroupCombines) : undefined;
   // A GPU's other forms run a row an invocation, whose private memory is too small for
   // row buffers (the schedule's budget is its workgroup's memory): their stages compute again.
   const rowForm = target.rowWorkgroup !== undefined ? { ...s, rowBuffers: [] } : s;

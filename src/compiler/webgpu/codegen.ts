@@ -156,6 +156,38 @@ export function rowWorkgroupsFor(software: boolean): number {
 }
 
 /**
+ * Rows from which a row kernel runs a row an invocation (its stages reading the row
+ * again, no row buffers: fusion_kernel.ts's forms for a CPU, printed as WGSL) on a
+ * software adapter, rather than a row per workgroup. There a workgroup's lanes combine
+ * their values through barriers and subgroup operations, which SwiftShader runs by
+ * switching between the workgroup's 4-lane groups, and its workgroup memory is zeroed
+ * as it starts in a browser; an invocation's own row needs neither, and 4 rows fill
+ * SwiftShader's 4-wide lanes. Measured (Node, Dawn's zero-initialization on as in a
+ * browser, CPU a run, 2026-12-02, load 10-11): the encoder's layer norm (128 rows of
+ * 256) 19.7 → 1.3 ms, its softmax (512 of 128) 40 → 3.5, softmax 4096x1024 470-480 →
+ * 226-234, 32x16384 95 → 67; 4 and 8 rows alike; one row (a full sum of 16M) 283 →
+ * 1179. 64 (a workgroup of invocations) keeps the workgroup form where the rows are
+ * few and a machine with many cores may run more workgroups than the invocation form
+ * has. A GPU keeps a row per workgroup.
+ */
+export const SOFTWARE_INVOCATION_ROWS = 64;
+
+/**
+ * Rows from which a row kernel runs a row an invocation on this adapter
+ * (SOFTWARE_INVOCATION_ROWS on a software one, never on a GPU), unless
+ * XLATS_WEBGPU_ROW_INVOCATIONS says otherwise (a positive integer, or "never"; to
+ * compare both forms). Read at each compile.
+ */
+export function rowInvocationsFor(software: boolean): number {
+  const value = environmentVariable("XLATS_WEBGPU_ROW_INVOCATIONS");
+  if (value === undefined || value === "") return software ? SOFTWARE_INVOCATION_ROWS : Infinity;
+  if (value === "never") return Infinity;
+  const n = Number(value);
+  if (!Number.isSafeInteger(n) || n < 1) throw new CompileError(`XLATS_WEBGPU_ROW_INVOCATIONS must be a positive integer or "never", not ${JSON.stringify(value)}`);
+  return n;
+}
+
+/**
  * How the GEMM and convolution kernels stage their operands on this adapter
  * (gemm_tiles_wgsl.ts TileStaging): read from storage on a software adapter, where a
  * workgroup's start (its workgroup memory zeroed) and each barrier are costly, in
@@ -170,19 +202,36 @@ export function productStagingFor(software: boolean): TileStaging {
 }
 
 /**
- * The fusion kernels' questions (kernel/fusion_kernel.ts) answered for a GPU of these
- * limits: rows of reductions by workgroups, their lanes' values combined through
- * subgroup operations where the device has them (`subgroups`) and WGSL has the
- * reduction's (wgsl_kernel.ts subgroupCombineExpr), else as a tree.
+ * How the fusion kernels are formed on an adapter, besides its limits (each absent: as on
+ * a GPU): whether the device has WGSL's `subgroups` feature and they may be used, whether
+ * row pipelines may keep rows in workgroup memory (rowBuffersAllowed), the most workgroups
+ * a row kernel dispatches (rowWorkgroupsFor) and the rows from which it runs a row an
+ * invocation (rowInvocationsFor).
  */
-const gpuFusionTarget = (limits: GpuLimits, subgroups: boolean, rowBuffers: boolean): FusionTarget => ({
-  vector: GPU_VECTOR_TARGET, reduce: gpuReduceTarget(limits, rowBuffers), vectorCombines: () => false, rowWorkgroup: (n) => rowWorkgroupSize(n, limits), hasF64: false,
+export interface FusionKernelForms {
+  readonly subgroups?: boolean;
+  readonly rowBuffers?: boolean;
+  readonly rowWorkgroups?: number;
+  readonly rowInvocations?: number;
+}
+
+/**
+ * The fusion kernels' questions (kernel/fusion_kernel.ts) answered for a GPU of these
+ * limits: rows of reductions by workgroups (a row an invocation from `rowInvocations`
+ * rows), their lanes' values combined through subgroup operations where the device has
+ * them (`subgroups`) and WGSL has the reduction's (wgsl_kernel.ts subgroupCombineExpr),
+ * else as a tree.
+ */
+const gpuFusionTarget = (limits: GpuLimits, subgroups: boolean, rowBuffers: boolean, rowInvocations: number): FusionTarget => ({
+  vector: GPU_VECTOR_TARGET, reduce: gpuReduceTarget(limits, rowBuffers), vectorCombines: () => false, hasF64: false,
+  rowWorkgroup: (n, rows) => (rows >= rowInvocations ? undefined : rowWorkgroupSize(n, limits)),
   ...(subgroups ? { subgroupCombines: (kind, type) => subgroupCombineExpr(kind, type, "x") !== undefined } : {}),
 });
 
 /** The WGSL kernel of fusion `fused` (a loop or input fusion), or why this backend does not compile it. */
-export function wgslFusionKernel(fused: Computation, limits: GpuLimits, subgroups = false, rowBuffers = true, rowWorkgroups = Infinity): WgslKernel | Declined {
-  return renderFusion(fused, [], gpuFusionTarget(limits, subgroups, rowBuffers), ({ kernel, units }) => printKernelWgsl(kernel, units.parallelExtent, MAX_WORKGROUPS_PER_DIMENSION, rowWorkgroups));
+export function wgslFusionKernel(fused: Computation, limits: GpuLimits, forms: FusionKernelForms = {}): WgslKernel | Declined {
+  const { subgroups = false, rowBuffers = true, rowWorkgroups = Infinity, rowInvocations = Infinity } = forms;
+  return renderFusion(fused, [], gpuFusionTarget(limits, subgroups, rowBuffers, rowInvocations), ({ kernel, units }) => printKernelWgsl(kernel, units.parallelExtent, MAX_WORKGROUPS_PER_DIMENSION, rowWorkgroups));
 }
 
 /**

@@ -29,7 +29,7 @@ import { moduleHasQuantization } from "../dump_text.js";
 import { planDonation } from "../program.js";
 import type { CompileOptions } from "../index.js";
 import { isDeclined, quantizedDeclined, type Declined } from "../kernel/declined.js";
-import { MAX_WORKGROUPS_PER_DIMENSION, rowBuffersAllowed, webgpuCapabilities, wgslFusionKernel, wgslOutputFusionKernel, OP_KERNELS } from "./codegen.js";
+import { MAX_WORKGROUPS_PER_DIMENSION, rowBuffersAllowed, webgpuCapabilities, wgslFusionKernel, wgslOutputFusionKernel, OP_KERNELS, type FusionKernelForms } from "./codegen.js";
 import { copyKernelWgsl, type WgslKernel } from "./wgsl_kernel.js";
 import { sortStepsWgsl } from "./sort_wgsl.js";
 import { unsupportedType } from "./wgsl_values.js";
@@ -138,9 +138,8 @@ const GPU_DOT_DECOMPOSER = dotDecomposerFor((types) => !isDeclined(productStorag
  * keeps a small product's epilogue as a loop kernel reading the product from cache):
  * on a GPU a second kernel is a second pass over memory.
  */
-export function planGpuProgram(
-  program: Computation | HloModule, options: CompileOptions, limits: GpuLimits = DEFAULT_GPU_LIMITS, subgroups = false, rowWorkgroups = Infinity, productStaging: TileStaging = "workgroup",
-): GpuProgram {
+export function planGpuProgram(program: Computation | HloModule, options: CompileOptions, target: GpuPlanTarget = {}): GpuProgram {
+  const { limits = DEFAULT_GPU_LIMITS, subgroups = false, productStaging = "workgroup", ...rowForms } = target;
   const input = withDonation(program instanceof HloModule ? program : new HloModule(program.name, program), options.donate);
   verifyModule(input);
   const pipeline = moduleHasQuantization(input) ? QUANTIZED_PIPELINE
@@ -149,7 +148,7 @@ export function planGpuProgram(
     verify: options.verifyEachPass ?? false,
     ...(options.dumpAfterEach !== undefined ? { dump: options.dumpAfterEach } : {}),
   });
-  const steps = planProgramSteps(module, limits, subgroups, rowWorkgroups, productStaging);
+  const steps = planProgramSteps(module, limits, productStaging, { ...rowForms, subgroups, rowBuffers: rowBuffersAllowed() });
   return { ...steps, control: planGpuControl(steps, gpuControlAllowed()), module, log, limits, subgroups };
 }
 
@@ -158,14 +157,22 @@ function outputFusionProblem(fused: Computation, limits: GpuLimits, productStagi
   return isDeclined(kernel) ? kernel.declined : undefined;
 }
 
+/**
+ * The adapter a program is planned for: its limits, and the kernels' forms chosen for it
+ * (backend.ts from the adapter, codegen.ts's choices: subgroups, row kernels' workgroups and
+ * invocations, the GEMM's staging); each absent: a GPU's, with WebGPU's guaranteed limits
+ * and no subgroups (a plan made without a device).
+ */
+export interface GpuPlanTarget extends Omit<FusionKernelForms, "rowBuffers"> {
+  readonly limits?: GpuLimits;
+  readonly productStaging?: TileStaging;
+}
+
 /** What the step lists of one program share: its kernels (one per WGSL source), constants, nested lists and copy kernels. */
 interface PlanContext {
   readonly limits: GpuLimits;
-  readonly subgroups: boolean;
-  /** Whether row pipelines may keep rows in workgroup memory (codegen.ts rowBuffersAllowed). */
-  readonly rowBuffers: boolean;
-  /** The most workgroups a row kernel dispatches (codegen.ts rowWorkgroupsFor). */
-  readonly rowWorkgroups: number;
+  /** How its fusion kernels are formed (codegen.ts FusionKernelForms). */
+  readonly forms: FusionKernelForms;
   /** How GEMM and convolution kernels stage their operands (codegen.ts productStagingFor). */
   readonly productStaging: TileStaging;
   readonly kernels: WgslKernel[];
@@ -177,9 +184,9 @@ interface PlanContext {
   status: number | undefined;
 }
 
-function planProgramSteps(module: HloModule, limits: GpuLimits, subgroups: boolean, rowWorkgroups: number, productStaging: TileStaging): Omit<GpuProgram, "module" | "log" | "limits" | "subgroups" | "control"> {
+function planProgramSteps(module: HloModule, limits: GpuLimits, productStaging: TileStaging, forms: FusionKernelForms): Omit<GpuProgram, "module" | "log" | "limits" | "subgroups" | "control"> {
   const ctx: PlanContext = {
-    limits, subgroups, rowBuffers: rowBuffersAllowed(), rowWorkgroups, productStaging, kernels: [], kernelBySource: new Map(), constants: [], nested: new Map(), copyKernels: new Map(), status: undefined,
+    limits, forms, productStaging, kernels: [], kernelBySource: new Map(), constants: [], nested: new Map(), copyKernels: new Map(), status: undefined,
   };
   const { list, donation } = planSteps(module.entry, ctx, module);
   return {
@@ -272,7 +279,7 @@ function planSteps(entry: Computation, ctx: PlanContext, module?: HloModule): { 
         const { kind, calledComputation } = (inst as Instruction<"fusion">).attrs;
         if (addEmpty(inst)) continue;
         // An output fusion is its GEMM or convolution kernel with the epilogue in the store.
-        addKernelOrHost(inst, kind === "output" ? wgslOutputFusionKernel(calledComputation, limits, ctx.productStaging) : wgslFusionKernel(calledComputation, limits, ctx.subgroups, ctx.rowBuffers, ctx.rowWorkgroups));
+        addKernelOrHost(inst, kind === "output" ? wgslOutputFusionKernel(calledComputation, limits, ctx.productStaging) : wgslFusionKernel(calledComputation, limits, ctx.forms));
         continue;
       }
       case "sort":

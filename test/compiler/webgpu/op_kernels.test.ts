@@ -166,7 +166,7 @@ test("sort: lanes longer than workgroup memory (2 lanes of 9000) run as a bitoni
   const keys = Array.from({ length: 2 * n }, (_, k) => (k === 17 ? "0x7FC00000" : k === 40 ? "-0.0" : k === 41 ? "0.0" : String((((k * 7919) % 97) - 48) / 4)));
   const positions = Array.from({ length: 2 * n }, (_, k) => String(k));
   const text = sort([`${n}x2xf32`, `${n}x2xi32`], 0, "LT, A, B, TOTALORDER", true);
-  const plan = planGpuProgram(parseStableHlo(text), {}, { ...DEFAULT_GPU_LIMITS, maxComputeWorkgroupStorageSize: 32768 });
+  const plan = planGpuProgram(parseStableHlo(text), {}, { limits: { ...DEFAULT_GPU_LIMITS, maxComputeWorkgroupStorageSize: 32768 } });
   assert.match(dumpGpuProgram(plan), /bitonic pass of a sort of 2 lanes of 9000 \(padded to 16384\)/);
   await checkSame(text, [`dense<[${chunk(keys, 2)}]> : tensor<${n}x2xf32>`, `dense<[${chunk(positions, 2)}]> : tensor<${n}x2xi32>`]);
 });
@@ -215,7 +215,7 @@ test("the plan (no GPU needed) lists each op left on the host with its reason: a
   assert.equal(plan.steps.filter((s) => s.name.startsWith("o (pass")).length, 91);
   assert.match(dump, /bitonic pass of a sort of 1 lanes of 5000 \(padded to 8192\)/);
   // An adapter with 32 KiB of workgroup memory (SwiftShader's, most GPUs') sorts lanes of up to 8192 in one kernel.
-  const roomier = planGpuProgram(program, {}, { ...DEFAULT_GPU_LIMITS, maxComputeWorkgroupStorageSize: 32768 });
+  const roomier = planGpuProgram(program, {}, { limits: { ...DEFAULT_GPU_LIMITS, maxComputeWorkgroupStorageSize: 32768 } });
   assert.equal(roomier.steps.filter((s) => s.kind === "host").length, expected.length);
   assert.match(dumpGpuProgram(roomier), /sized by the adapter's limits: .* 32768 bytes of workgroup memory[^]*sort of 1 lanes of 5000/);
 });

@@ -11,7 +11,6 @@ import { webgpuSkip } from "./gpu_available.js";
 import { compile } from "../../../src/compiler/index.js";
 import { gpuContext, releaseGpu } from "../../../src/compiler/webgpu/adapter.js";
 import { planGpuProgram } from "../../../src/compiler/webgpu/program.js";
-import { DEFAULT_GPU_LIMITS } from "../../../src/compiler/webgpu/gemm_tiles_wgsl.js";
 import { dumpGpuProgram } from "../../../src/compiler/webgpu/executable.js";
 import { evaluate } from "../../../src/interpreter/evaluate.js";
 import {
@@ -175,8 +174,8 @@ test("with subgroups a reduction's kernel has one combining barrier, not the tre
   const x = parameter(b, 0, arrayShape("f32", [4, 4096]), "x");
   const c = b.build(reduce(x, constantR0(b, "f32", 0), scalarReducer(b, "add", "f32"), [1]));
   const barriers = (source: string): number => source.split("workgroupBarrier()").length - 1;
-  const on = planGpuProgram(c, {}, DEFAULT_GPU_LIMITS, true);
-  const off = planGpuProgram(c, {}, DEFAULT_GPU_LIMITS, false);
+  const on = planGpuProgram(c, {}, { subgroups: true });
+  const off = planGpuProgram(c, {}, { subgroups: false });
   const [k1] = on.kernels, [k0] = off.kernels;
   assert.ok(k1!.source.startsWith("enable subgroups;"));
   assert.match(k1!.source, /subgroupAdd\(/);

@@ -14,7 +14,7 @@ import assert from "node:assert/strict";
 import { both, webgpuSkip } from "./gpu_available.js";
 import { compile } from "../../../src/compiler/index.js";
 import { gpuContext, releaseGpu } from "../../../src/compiler/webgpu/adapter.js";
-import { rowWorkgroupSize, rowWorkgroupsFor, SOFTWARE_ROW_WORKGROUPS, wgslFusionKernel } from "../../../src/compiler/webgpu/codegen.js";
+import { rowInvocationsFor, rowWorkgroupSize, rowWorkgroupsFor, SOFTWARE_INVOCATION_ROWS, SOFTWARE_ROW_WORKGROUPS, wgslFusionKernel } from "../../../src/compiler/webgpu/codegen.js";
 import { DEFAULT_GPU_LIMITS } from "../../../src/compiler/webgpu/gemm_tiles_wgsl.js";
 import { evaluate } from "../../../src/interpreter/evaluate.js";
 import {
@@ -28,7 +28,7 @@ import { compareLeaf, cones, elementTypeOf, WEBGPU_ULP_BOUNDS, type CompareTally
 import { randomProgram, type RandomProgramOptions } from "../random_program.js";
 import { HloModule } from "../../../src/ir/computation.js";
 import { parseHlo, printHlo } from "../../../src/text/hlo/index.js";
-import { planGpuProgram } from "../../../src/compiler/webgpu/program.js";
+import { planGpuProgram, type GpuPlanTarget } from "../../../src/compiler/webgpu/program.js";
 import { dumpGpuProgram } from "../../../src/compiler/webgpu/executable.js";
 import type { WgslKernel } from "../../../src/compiler/webgpu/wgsl_kernel.js";
 import { CompileError } from "../../../src/types/errors.js";
@@ -358,7 +358,7 @@ test("row buffers leave the bits as they were: softmax (f32, f16 packed), layer 
 
 test("row kernels dispatch at most rowWorkgroups workgroups, each taking rows in turn; the kernel of before where the rows are fewer", async () => {
   const kernelOf = (rows: number, n: number, rowWorkgroups: number, subgroups: boolean): WgslKernel => {
-    const p = planGpuProgram(softmaxOf("f32", rows, n), {}, DEFAULT_GPU_LIMITS, subgroups, rowWorkgroups);
+    const p = planGpuProgram(softmaxOf("f32", rows, n), {}, { subgroups, rowWorkgroups });
     assert.equal(p.kernels.length, 1);
     return p.kernels[0]!;
   };
@@ -376,11 +376,11 @@ test("row kernels dispatch at most rowWorkgroups workgroups, each taking rows in
     // No more rows than workgroups: the kernel a row per workgroup, the same source.
     assert.equal(kernelOf(7, 1024, 7, subgroups).source, kernelOf(7, 1024, Infinity, subgroups).source);
   }
-  assert.match(dumpGpuProgram(planGpuProgram(softmaxOf("f32", 300, 1024), {}, DEFAULT_GPU_LIMITS, true, 7)), /300 rows, 7 workgroups of 64 taking them in turn/);
+  assert.match(dumpGpuProgram(planGpuProgram(softmaxOf("f32", 300, 1024), {}, { subgroups: true, rowWorkgroups: 7 })), /300 rows, 7 workgroups of 64 taking them in turn/);
   // Kernels an invocation a unit are not row kernels: their dispatch does not change.
   const b = new XlaBuilder("twice");
   const x = parameter(b, 0, arrayShape("f32", [100000]), "x");
-  const loop = planGpuProgram(b.build(add(x, x)), {}, DEFAULT_GPU_LIMITS, false, 7).kernels[0]!;
+  const loop = planGpuProgram(b.build(add(x, x)), {}, { rowWorkgroups: 7 }).kernels[0]!;
   assert.equal(loop.invocationsPerUnit, 1);
   assert.deepEqual(loop.workgroups, [Math.ceil(100000 / 4 / 64), 1]);
   // The cap: SOFTWARE_ROW_WORKGROUPS on a software adapter, none on a GPU, or what the variable says.
@@ -396,8 +396,9 @@ test("row kernels dispatch at most rowWorkgroups workgroups, each taking rows in
 });
 
 test("rows taken in turn by fewer workgroups give the bits of a row per workgroup: softmax, layer norm, a row sum, with and without subgroups", { skip }, async () => {
+  // Rows a workgroup each (on a software adapter these many rows would run an invocation each: next test).
   const runWith = (c: Computation, args: readonly Literal[], rowWorkgroups: string, subgroups: boolean): Promise<{ got: Literal; dump: string }> =>
-    runOneKernel(c, args, { XLATS_WEBGPU_ROW_WORKGROUPS: rowWorkgroups, XLATS_WEBGPU_SUBGROUPS: subgroups ? undefined : "0" });
+    runOneKernel(c, args, { XLATS_WEBGPU_ROW_WORKGROUPS: rowWorkgroups, XLATS_WEBGPU_SUBGROUPS: subgroups ? undefined : "0", XLATS_WEBGPU_ROW_INVOCATIONS: "never" });
   const values = (rows: number, len: number): Literal => Literal.fromValues("f32", [rows, len], Array.from({ length: rows * len }, (_, k) => Math.cos(k * 0.91) * 5 + (k % 7)));
   const rowSum = (rows: number, n: number): Computation => {
     const b = new XlaBuilder("row_sum");
@@ -420,6 +421,62 @@ test("rows taken in turn by fewer workgroups give the bits of a row per workgrou
       assert.deepEqual(inTurn.got.values().map((v) => bitsOf("f32", v)), each.got.values().map((v) => bitsOf("f32", v)), `${what}: the same bits, rows in turn or a row per workgroup`);
       const tally: CompareTally = { compared: 0, unbounded: 0 };
       assert.equal(compareLeaf("f32", { cls: "rounded", ulps: 0, eps: 2 ** -23 }, evaluate(c, [arg]).values(), inTurn.got.values(), tally), undefined, what);
+    }
+  }
+});
+
+/** A sum over the rows of an f32 [rows, n] parameter. */
+function rowSumOf(rows: number, n: number): Computation {
+  const b = new XlaBuilder("row_sum");
+  const x = parameter(b, 0, arrayShape("f32", [rows, n]), "x");
+  return b.build(reduce(x, constantR0(b, "f32", 0), scalarReducer(b, "add", "f32"), [1]));
+}
+
+test("from rowInvocations rows a row kernel runs a row an invocation (a software adapter's form): no workgroup memory, barrier or subgroup operation", () => {
+  const kernelOf = (c: Computation, target: GpuPlanTarget): WgslKernel => {
+    const p = planGpuProgram(c, {}, target);
+    assert.equal(p.kernels.length, 1, c.name);
+    return p.kernels[0]!;
+  };
+  for (const subgroups of [false, true]) {
+    for (const [rows, make] of [[64, (r: number) => softmaxOf("f32", r, 128)], [128, (r: number) => layerNormOf(r, 256)], [100, (r: number) => rowSumOf(r, 700)]] as const) {
+      const each = kernelOf(make(rows), { subgroups, rowInvocations: rows });
+      assert.equal(each.invocationsPerUnit, 1);
+      assert.equal(each.units, rows);
+      assert.deepEqual(each.workgroups, [Math.ceil(rows / 64), 1]);
+      assert.doesNotMatch(each.source, /workgroupBarrier|var<workgroup>|subgroup/);
+      // One row fewer, or a GPU (no rowInvocations): a row per workgroup, the kernel of before.
+      const fewer = kernelOf(make(rows - 1), { subgroups, rowInvocations: rows });
+      assert.equal(fewer.invocationsPerUnit, 64);
+      assert.equal(fewer.source, kernelOf(make(rows - 1), { subgroups }).source);
+      assert.equal(kernelOf(make(rows), { subgroups }).invocationsPerUnit, 64);
+    }
+  }
+  assert.match(dumpGpuProgram(planGpuProgram(softmaxOf("f32", 512, 128), {}, { rowInvocations: 64 })), /kernel \S+ \(WGSL kernel 0, 512 invocations\)/);
+  // The threshold: SOFTWARE_INVOCATION_ROWS on a software adapter, never on a GPU, or what the variable says.
+  withEnv({ XLATS_WEBGPU_ROW_INVOCATIONS: undefined }, () => {
+    assert.equal(rowInvocationsFor(true), SOFTWARE_INVOCATION_ROWS);
+    assert.equal(rowInvocationsFor(false), Infinity);
+  });
+  withEnv({ XLATS_WEBGPU_ROW_INVOCATIONS: "5" }, () => assert.equal(rowInvocationsFor(false), 5));
+  withEnv({ XLATS_WEBGPU_ROW_INVOCATIONS: "never" }, () => assert.equal(rowInvocationsFor(true), Infinity));
+  for (const bad of ["0", "-3", "2.5", "all"]) {
+    withEnv({ XLATS_WEBGPU_ROW_INVOCATIONS: bad }, () => assert.throws(() => rowInvocationsFor(true), (e: unknown) => e instanceof CompileError && /XLATS_WEBGPU_ROW_INVOCATIONS must be a positive integer or "never"/.test((e as Error).message)));
+  }
+});
+
+test("a row an invocation computes what the interpreter does, as a row per workgroup does: softmax, layer norm, a row sum", { skip }, async () => {
+  const values = (rows: number, len: number): Literal => Literal.fromValues("f32", [rows, len], Array.from({ length: rows * len }, (_, k) => Math.cos(k * 0.91) * 5 + (k % 7)));
+  const cases = [softmaxOf("f32", 70, 1024), layerNormOf(128, 300), rowSumOf(65, 1000)];
+  for (const c of cases) {
+    const [rows, n] = (c.parameters[0]!.shape as { dimensions: readonly number[] }).dimensions as [number, number];
+    const arg = values(rows, n);
+    const want = evaluate(c, [arg]).values();
+    for (const [setting, form] of [["1", new RegExp(`\\(WGSL kernel 0, ${rows} invocations\\)`)], ["never", /workgroups of \d+/]] as const) {
+      const { got, dump } = await runOneKernel(c, [arg], { XLATS_WEBGPU_ROW_INVOCATIONS: setting });
+      assert.match(dump, form, `${c.name}, XLATS_WEBGPU_ROW_INVOCATIONS=${setting}`);
+      const tally: CompareTally = { compared: 0, unbounded: 0 };
+      assert.equal(compareLeaf("f32", { cls: "rounded", ulps: 0, eps: 2 ** -23 }, want, got.values(), tally), undefined, `${c.name}, XLATS_WEBGPU_ROW_INVOCATIONS=${setting}`);
     }
   }
 });
