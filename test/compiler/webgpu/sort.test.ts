@@ -140,7 +140,7 @@ test("topK of f32 and f16 [16, 1024] (k = 16, 1000) with ties, NaNs, -0: the sor
 });
 
 test("the plan (no GPU needed): a lane whose permutation fits workgroup memory is one bitonic kernel, one more element is the network across dispatches", () => {
-  const plan = (n: number): string => dumpGpuProgram(planGpuProgram(parseStableHlo(sort([`2x${n}xf32`, `2x${n}xi32`], 1, "LT, A, B, TOTALORDER", true)), {}, DEFAULT_GPU_LIMITS));
+  const plan = (n: number): string => dumpGpuProgram(planGpuProgram(parseStableHlo(sort([`2x${n}xf32`, `2x${n}xi32`], 1, "LT, A, B, TOTALORDER", true)), {}, { limits: DEFAULT_GPU_LIMITS }));
   // WebGPU's guaranteed 16 KiB holds 4096 u32 positions; a lane of 3000 is padded to 4096 in the network, not in memory.
   assert.match(plan(3000), /sort of 2 lanes of 3000, a bitonic network of 78 rounds in workgroup memory/);
   assert.match(plan(4096), /sort of 2 lanes of 4096, a bitonic network of 78 rounds in workgroup memory/);
