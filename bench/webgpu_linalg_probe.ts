@@ -11,9 +11,8 @@
 // dist/bench/webgpu_linalg_probe.js [rounds] [only]
 
 import { loadavg } from "node:os";
-import { compile } from "../src/compiler/index.js";
 import { releaseGpu } from "../src/compiler/webgpu/adapter.js";
-import { evaluate } from "../src/interpreter/evaluate.js";
+import { gpuBesideHost, median } from "./harness/gpu_beside_host.js";
 import { parseStableHlo } from "../src/index.js";
 import { Literal } from "../src/types/literal.js";
 
@@ -174,38 +173,13 @@ const random = (): number => {
   return seed / 2 ** 31 - 1;
 };
 
-/** Process CPU milliseconds since `from` (every thread's: SwiftShader's workers included). */
-const cpuSince = (from: NodeJS.CpuUsage): number => {
-  const d = process.cpuUsage(from);
-  return (d.user + d.system) / 1000;
-};
-
-const median = (xs: readonly number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-
 for (const [name, { text, operands, complex }] of Object.entries(CALLS)) {
   if (only !== undefined && name !== only) continue;
   const program = parseStableHlo(text).entry;
   // A complex operand's diagonal is raised by 8 (ctrsm's triangle well conditioned; the others do not mind).
   const value = (e: number, n: number): number | { re: number; im: number } => (complex ? { re: Math.fround(random() + (Math.floor(e / n) % n === e % n ? 8 : 0)), im: Math.fround(random()) } : Math.fround(random()));
   const args = operands.map((dims) => Literal.fromValues(complex ? "c64" : "f32", dims, Array.from({ length: dims.reduce((p, x) => p * x, 1) }, (_, e) => value(e, dims.at(-1)!)) as never));
-  const compileStart = performance.now();
-  const exe = await compile(program, { backend: "webgpu" });
-  const compileMs = performance.now() - compileStart;
-  if (exe.stats.interpreted.length !== 0) throw new Error(`${name}: a host step: ${exe.dump()}`);
-  await exe.run(args);
-  const times = { gpu: [] as number[], gpuCpu: [] as number[], host: [] as number[], hostCpu: [] as number[] };
-  for (let r = 0; r < rounds; r++) {
-    let cpu = process.cpuUsage(), start = performance.now();
-    await exe.run(args);
-    times.gpu.push(performance.now() - start);
-    times.gpuCpu.push(cpuSince(cpu));
-    cpu = process.cpuUsage();
-    start = performance.now();
-    evaluate(program, args);
-    times.host.push(performance.now() - start);
-    times.hostCpu.push(cpuSince(cpu));
-  }
-  exe.delete();
+  const { compileMs, ...times } = await gpuBesideHost(name, program, args, rounds);
   const f = (xs: readonly number[]): string => `best ${Math.min(...xs).toFixed(0)} / median ${median(xs).toFixed(0)} ms`;
   console.log(`${name}: kernel ${f(times.gpu)} (CPU median ${median(times.gpuCpu).toFixed(0)} ms); interpreter ${f(times.host)} (CPU median ${median(times.hostCpu).toFixed(0)} ms); pipeline ${compileMs.toFixed(0)} ms; load ${loadavg()[0]!.toFixed(1)}`);
 }

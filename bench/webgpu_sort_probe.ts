@@ -9,9 +9,8 @@
 // Run: node dist/bench/webgpu_sort_probe.js [rounds] [only]
 
 import { loadavg } from "node:os";
-import { compile } from "../src/compiler/index.js";
 import { releaseGpu } from "../src/compiler/webgpu/adapter.js";
-import { evaluate } from "../src/interpreter/evaluate.js";
+import { gpuBesideHost, median } from "./harness/gpu_beside_host.js";
 import { parseStableHlo } from "../src/index.js";
 import { Literal } from "../src/types/literal.js";
 
@@ -61,36 +60,11 @@ const value = (e: string, k: number): number => {
   return Math.floor(random() * 64) / 8 - 4;
 };
 
-/** Process CPU milliseconds since `from` (every thread's: SwiftShader's workers included). */
-const cpuSince = (from: NodeJS.CpuUsage): number => {
-  const d = process.cpuUsage(from);
-  return (d.user + d.system) / 1000;
-};
-
-const median = (xs: readonly number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-
 for (const [name, { text, operands }] of Object.entries(PROGRAMS)) {
   if (only !== undefined && name !== only) continue;
   const program = parseStableHlo(text).entry;
   const args = operands.map(([e, dims]) => Literal.fromValues(e as "f32", dims, Array.from({ length: dims.reduce((p, x) => p * x, 1) }, (_, k) => value(e, k))));
-  const compileStart = performance.now();
-  const exe = await compile(program, { backend: "webgpu" });
-  const compileMs = performance.now() - compileStart;
-  if (exe.stats.interpreted.length !== 0) throw new Error(`${name}: a host step: ${exe.dump()}`);
-  await exe.run(args);
-  const times = { gpu: [] as number[], gpuCpu: [] as number[], host: [] as number[], hostCpu: [] as number[] };
-  for (let r = 0; r < rounds; r++) {
-    let cpu = process.cpuUsage(), start = performance.now();
-    await exe.run(args);
-    times.gpu.push(performance.now() - start);
-    times.gpuCpu.push(cpuSince(cpu));
-    cpu = process.cpuUsage();
-    start = performance.now();
-    evaluate(program, args);
-    times.host.push(performance.now() - start);
-    times.hostCpu.push(cpuSince(cpu));
-  }
-  exe.delete();
+  const { compileMs, ...times } = await gpuBesideHost(name, program, args, rounds);
   const range = (xs: readonly number[]): string => `${Math.min(...xs).toFixed(0)}-${Math.max(...xs).toFixed(0)} (median ${median(xs).toFixed(0)})`;
   console.log(`${name}: kernel wall ${range(times.gpu)} ms, CPU ${range(times.gpuCpu)} ms; interpreter wall ${range(times.host)} ms, CPU ${range(times.hostCpu)} ms; pipeline ${compileMs.toFixed(0)} ms; load ${loadavg()[0]!.toFixed(1)}`);
 }
