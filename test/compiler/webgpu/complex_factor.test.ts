@@ -15,7 +15,7 @@
 import { after, test } from "node:test";
 import assert from "node:assert/strict";
 import { webgpuSkip } from "./gpu_available.js";
-import { COMPLEXES, ONE, ZERO, abs, add, c, checkLu, conj, decidedLu, div, f32, mul, randoms, runOnGpu, sub, type C } from "./linalg_support.js";
+import { abs, add, c, checkLu, COMPLEXES, conj, decidedLu, div, f32, mul, ONE, randoms, runOnGpu, sub, tensorType, ZERO, type C } from "./linalg_support.js";
 import { releaseGpu } from "../../../src/compiler/webgpu/adapter.js";
 import { planGpuProgram } from "../../../src/compiler/webgpu/program.js";
 import { dumpGpuProgram } from "../../../src/compiler/webgpu/executable.js";
@@ -27,7 +27,7 @@ import { Literal } from "../../../src/types/literal.js";
 const skip = webgpuSkip;
 after(() => releaseGpu());
 
-const tensor = (dims: readonly number[], t = "complex<f32>"): string => `tensor<${dims.length === 0 ? "" : `${dims.join("x")}x`}${t}>`;
+const tensor = (dims: readonly number[], t = "complex<f32>"): string => tensorType(dims, t);
 const complexes = (count: number, seed: number, scale = 1): C[] => {
   const r = randoms(seed);
   return Array.from({ length: count }, () => f32(c(scale * r(), scale * r())));

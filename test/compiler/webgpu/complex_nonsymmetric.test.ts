@@ -17,7 +17,7 @@
 import { after, test } from "node:test";
 import assert from "node:assert/strict";
 import { webgpuSkip } from "./gpu_available.js";
-import { abs, add, c, conj, mul, randoms, runOnGpu, sub, ZERO, type C } from "./linalg_support.js";
+import { abs, add, c, conj, count, mul, randoms, runOnGpu, sub, tensorType, ZERO, type C } from "./linalg_support.js";
 import { releaseGpu } from "../../../src/compiler/webgpu/adapter.js";
 import { planGpuProgram } from "../../../src/compiler/webgpu/program.js";
 import { dumpGpuProgram } from "../../../src/compiler/webgpu/executable.js";
@@ -30,8 +30,7 @@ import { Literal } from "../../../src/types/literal.js";
 const skip = webgpuSkip;
 after(() => releaseGpu());
 
-const tensor = (dims: readonly number[], t = "complex<f32>"): string => `tensor<${dims.length === 0 ? "" : `${dims.join("x")}x`}${t}>`;
-const count = (xs: readonly number[]): number => xs.reduce((p, x) => p * x, 1);
+const tensor = (dims: readonly number[], t = "complex<f32>"): string => tensorType(dims, t);
 
 type Target = "gees" | "geesN" | "geev" | "geevR" | "gpu" | "gpuR" | "hybrid" | "hip";
 interface Case { readonly what: string; readonly target: Target; readonly batch: readonly number[]; readonly n: number; readonly values: (s: number) => C[] }

@@ -14,7 +14,7 @@
 import { after, test } from "node:test";
 import assert from "node:assert/strict";
 import { webgpuSkip } from "./gpu_available.js";
-import { randoms, runOnGpu } from "./linalg_support.js";
+import { randoms, runOnGpu, tensorType } from "./linalg_support.js";
 import { releaseGpu } from "../../../src/compiler/webgpu/adapter.js";
 import { planGpuProgram } from "../../../src/compiler/webgpu/program.js";
 import { dumpGpuProgram } from "../../../src/compiler/webgpu/executable.js";
@@ -25,7 +25,7 @@ import { Literal } from "../../../src/types/literal.js";
 const skip = webgpuSkip;
 after(() => releaseGpu());
 
-const tensor = (dims: readonly number[], t = "f32"): string => `tensor<${dims.join("x")}x${t}>`;
+const tensor = (dims: readonly number[], t = "f32"): string => tensorType(dims, t);
 
 /** The calls: [batch, n], target, whether the lower triangle is named. */
 const CASES = [

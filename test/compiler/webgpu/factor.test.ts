@@ -17,7 +17,7 @@
 import { after, test } from "node:test";
 import assert from "node:assert/strict";
 import { webgpuSkip } from "./gpu_available.js";
-import { REALS, checkLu, decidedLu, randoms, runOnGpu } from "./linalg_support.js";
+import { checkLu, decidedLu, randoms, REALS, runOnGpu, tensorType } from "./linalg_support.js";
 import { releaseGpu } from "../../../src/compiler/webgpu/adapter.js";
 import { planGpuProgram } from "../../../src/compiler/webgpu/program.js";
 import { dumpGpuProgram } from "../../../src/compiler/webgpu/executable.js";
@@ -31,7 +31,7 @@ after(() => releaseGpu());
 
 
 
-const tensor = (dims: readonly number[], t = "f32"): string => `tensor<${dims.join("x")}x${t}>`;
+const tensor = (dims: readonly number[], t = "f32"): string => tensorType(dims, t);
 
 // ---- LU
 

@@ -12,7 +12,7 @@
 import { after, test } from "node:test";
 import assert from "node:assert/strict";
 import { webgpuSkip } from "./gpu_available.js";
-import { randoms, runOnGpu } from "./linalg_support.js";
+import { count, randoms, runOnGpu, tensorType } from "./linalg_support.js";
 import { releaseGpu } from "../../../src/compiler/webgpu/adapter.js";
 import { planGpuProgram } from "../../../src/compiler/webgpu/program.js";
 import { dumpGpuProgram } from "../../../src/compiler/webgpu/executable.js";
@@ -23,8 +23,7 @@ import { Literal } from "../../../src/types/literal.js";
 const skip = webgpuSkip;
 after(() => releaseGpu());
 
-const tensor = (dims: readonly number[], t = "f32"): string => `tensor<${dims.length === 0 ? "" : `${dims.join("x")}x`}${t}>`;
-const count = (xs: readonly number[]): number => xs.reduce((p, x) => p * x, 1);
+const tensor = (dims: readonly number[], t = "f32"): string => tensorType(dims, t);
 
 interface Case { readonly batch: readonly number[]; readonly n: number; readonly target: string; readonly attrs: string; readonly lower?: boolean; readonly range?: readonly [number, number] }
 

@@ -14,17 +14,17 @@
 import { createHash } from "node:crypto";
 import { planGpuProgram } from "../../../src/compiler/webgpu/program.js";
 import { parseStableHlo } from "../../../src/index.js";
+import { tensorType } from "./linalg_support.js";
 
 const sha = (s: string): string => createHash("sha256").update(s).digest("hex").slice(0, 16);
-const tensor = (dims: readonly number[], t: string): string => `tensor<${dims.length === 0 ? "" : `${dims.join("x")}x`}${t}>`;
 
 /** A call: its target, attributes, operand shapes and result shapes (element types as StableHLO spells them). */
 type Call = readonly [string, string, readonly string[], readonly string[]];
 
 function calls(t: "f32" | "complex<f32>", batch: readonly number[], n: number): Call[] {
   const complex = t !== "f32";
-  const a = tensor([...batch, n, n], t), v = tensor([...batch, n], t), r = tensor([...batch, n], "f32"), m = tensor([...batch, n - 1], t), mr = tensor([...batch, n - 1], "f32");
-  const s = tensor(batch, "i32"), cv = tensor([...batch, n, n], "complex<f32>"), cw = tensor([...batch, n], "complex<f32>");
+  const a = tensorType([...batch, n, n], t), v = tensorType([...batch, n], t), r = tensorType([...batch, n], "f32"), m = tensorType([...batch, n - 1], t), mr = tensorType([...batch, n - 1], "f32");
+  const s = tensorType(batch, "i32"), cv = tensorType([...batch, n, n], "complex<f32>"), cw = tensorType([...batch, n], "complex<f32>");
   const letter = complex ? "c" : "s";
   return [
     [`lapack_${letter}gehrd_ffi`, `{high = ${n} : i32, low = 1 : i32}`, [a], [a, m, s]],
@@ -36,7 +36,7 @@ function calls(t: "f32" | "complex<f32>", batch: readonly number[], n: number): 
     [`lapack_${letter}geev_ffi`, "{compute_left = 78 : ui8, compute_right = 86 : ui8}", [a], complex ? [v, a, a, s] : [v, v, cv, cv, s]],
     ["cusolver_geev_ffi", "{left = true, right = true}", [a], [a, cw, a, a, s]],
     [complex ? "cuhybrid_eig_comp" : "cuhybrid_eig_real", "{left = true, magma = \"auto\", right = true}", [a], complex ? [v, a, a, s] : [v, v, cv, cv, s]],
-    [`lapack_${letter}getrf_ffi`, "", [a], [a, tensor([...batch, n], "i32"), s]],
+    [`lapack_${letter}getrf_ffi`, "", [a], [a, tensorType([...batch, n], "i32"), s]],
     [`lapack_${letter}geqrf_ffi`, "", [a], [a, v]],
     [`lapack_${letter}potrf_ffi`, "{uplo = 76 : ui8}", [a], [a, s]],
     [`lapack_${letter}${complex ? "heevd" : "syevd"}_ffi`, "{mode = 86 : ui8, uplo = 76 : ui8}", [a], [a, r, s]],

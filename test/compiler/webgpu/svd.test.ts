@@ -17,7 +17,7 @@
 import { after, test } from "node:test";
 import assert from "node:assert/strict";
 import { webgpuSkip } from "./gpu_available.js";
-import { COMPLEXES, REALS, c, mul, randoms, runOnGpu, type C, type Scalars } from "./linalg_support.js";
+import { c, COMPLEXES, count, mul, randoms, REALS, runOnGpu, tensorType, type C, type Scalars } from "./linalg_support.js";
 import { releaseGpu } from "../../../src/compiler/webgpu/adapter.js";
 import { planGpuProgram } from "../../../src/compiler/webgpu/program.js";
 import { dumpGpuProgram } from "../../../src/compiler/webgpu/executable.js";
@@ -28,8 +28,7 @@ import { Literal } from "../../../src/types/literal.js";
 const skip = webgpuSkip;
 after(() => releaseGpu());
 
-const tensor = (dims: readonly number[], t = "f32"): string => `tensor<${dims.length === 0 ? "" : `${dims.join("x")}x`}${t}>`;
-const count = (xs: readonly number[]): number => xs.reduce((p, x) => p * x, 1);
+const tensor = (dims: readonly number[], t = "f32"): string => tensorType(dims, t);
 
 /** A call: batch, m×n, the target and its attributes, and its form (as the registry reads it). */
 interface Case {

@@ -13,7 +13,7 @@
 import { after, test } from "node:test";
 import assert from "node:assert/strict";
 import { webgpuSkip } from "./gpu_available.js";
-import { COMPLEXES, REALS, c, randoms, runOnGpu, type Scalars } from "./linalg_support.js";
+import { c, COMPLEXES, count, randoms, REALS, runOnGpu, tensorType, type Scalars } from "./linalg_support.js";
 import { releaseGpu } from "../../../src/compiler/webgpu/adapter.js";
 import { planGpuProgram } from "../../../src/compiler/webgpu/program.js";
 import { dumpGpuProgram } from "../../../src/compiler/webgpu/executable.js";
@@ -24,7 +24,7 @@ import { Literal } from "../../../src/types/literal.js";
 const skip = webgpuSkip;
 after(() => releaseGpu());
 
-const tensor = (dims: readonly number[], t = "f32"): string => `tensor<${dims.length === 0 ? "" : `${dims.join("x")}x`}${t}>`;
+const tensor = (dims: readonly number[], t = "f32"): string => tensorType(dims, t);
 
 interface Case { readonly batch: readonly number[]; readonly n: number; readonly nrhs: number; readonly target: string }
 
@@ -41,7 +41,6 @@ const cases = (lapack: string): Case[] => [
   { batch: [3], n: 3, nrhs: 2, target: "cusparse_gtsv2_ffi" },
 ];
 
-const count = (xs: readonly number[]): number => xs.reduce((p, x) => p * x, 1);
 
 /** The singular batch's values: [dl, d, du, b]; system 0 nonsingular, 1 a zero pivot at column 0 (info 1), 2 one at the end (info 3). */
 const SINGULAR = [
