@@ -21,7 +21,7 @@
 // (kernel/conv_plan.ts, planConv with the family's GemmTarget); this file renders it.
 
 import type { Instruction } from "../../ir/computation.js";
-import { convGeometry, convProblem, convWindowPositions, planConv, type ConvSchedule } from "../kernel/conv_plan.js";
+import { convGeometry, convProblem, convWindowPositions, planConv, type ConvGeometry, type ConvSchedule } from "../kernel/conv_plan.js";
 import type { PackedB } from "../kernel/gemm_plan.js";
 import type { Declined } from "../kernel/declined.js";
 import { packBSource } from "./gemm_c.js";
@@ -143,6 +143,11 @@ static void ${p}_conv(uint8_t *in8, uint8_t *k8, uint8_t *out8, uint8_t *scratch
   };
 }
 
+/** Why the C convolution kernels (alone or with an epilogue) do not take a geometry: convProblem's reasons, and no output features. */
+export function nativeConvProblem(g: ConvGeometry): string | undefined {
+  return convProblem(g) ?? (g.o === 0 ? "convolution: no output features" : undefined);
+}
+
 /**
  * The convolution kernel as C: sym(mem, args = [input, kernel, output, scratch], begin, end);
  * `symbol` and `family` as emitGemmC's. `packableFilter`: the kernel operand is a constant
@@ -153,7 +158,7 @@ export function emitConvC(
 ): NativeKernel | Declined {
   const g = convGeometry(conv);
   if ("declined" in g) return g;
-  const problem = convProblem(g) ?? (g.o === 0 ? "convolution: no output features" : undefined);
+  const problem = nativeConvProblem(g);
   if (problem !== undefined) return { declined: problem };
   const schedule = planConv(g, family.target);
   const packed = packableFilter ? packedFilterOf(schedule) : undefined;
