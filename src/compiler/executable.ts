@@ -27,7 +27,7 @@ import { packBInto } from "./kernel/gemm_plan.js";
 import { allSteps, describeControlFlow, nestedLists, runControlFlow, type NestedRunner } from "./control_flow.js";
 import { DeviceArray, WasmDevice } from "./device.js";
 import { runInBlocks, type RunMember } from "./wasm/thread_pool_protocol.js";
-import type { GroupMember, ThreadPool } from "./wasm/thread_pool.js";
+import { groupMember, type GroupMember, type ThreadPool } from "./wasm/thread_pool.js";
 import type { BlockBuffer } from "./row_groups.js";
 import { BUFFER_ALIGNMENT, type RuntimeCheck, type WasmKernel } from "./wasm/kernel.js";
 import { checkGroupSizes } from "../interpreter/kernels/dot.js";
@@ -507,7 +507,7 @@ export class Executable {
         const pool = first.loaded.pool;
         const pooled = members.map(({ loaded, pointers, blockRowBytes }): GroupMember => {
           if (!("pooled" in loaded)) throw mixed();
-          return { handle: loaded.pooled, pointers, ...(blockRowBytes === undefined ? {} : { blockRowBytes }) };
+          return groupMember(loaded.pooled, pointers, blockRowBytes);
         });
         steps.push({ kind: "pooled", pool, members: pooled, rows, block, patched });
         continue;

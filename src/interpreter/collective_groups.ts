@@ -5,6 +5,7 @@
 // contributions are concatenated (all-gather), reduced (all-reduce) or scattered.
 
 import type { ReplicaGroups } from "../ir/attributes.js";
+import { range } from "../types/arrays.js";
 import { ExecutionError } from "../types/errors.js";
 
 /**
@@ -41,8 +42,6 @@ export interface ProcessGrid {
   readonly replicaCount: number;
   readonly partitionCount: number;
 }
-
-const range = (n: number): number[] => Array.from({ length: n }, (_, i) => i);
 
 /** Drops the -1 padding a dense replica_groups tensor uses for ragged groups. */
 function cleanGroups(groups: ReplicaGroups): number[][] {

@@ -9,7 +9,7 @@
 //   f16, bf16 → Uint16Array of bit patterns; f8*, f6*, f4* → Uint8Array of bit patterns
 
 import {
-  ELEMENT_TYPES, isComplex, isFloat, isInteger, isWideInt, type ElementType,
+  ELEMENT_TYPES, isFloat, isInteger, isWideInt, type ElementType,
 } from "./element_type.js";
 import { floatCodec } from "./float_codec.js";
 import { isInBounds, layoutStrides, linearToMultiIndex, multiIndexToLinear, forEachIndex } from "./index_util.js";
@@ -187,7 +187,7 @@ export class Literal {
 
   /** Wraps existing storage (not copied) for an array shape. */
   static fromStorage(shape: ArrayShape, data: Storage): Literal {
-    const expected = storageElementCount(shape) * (isComplex(shape.elementType) ? 2 : 1);
+    const expected = storageElementCount(shape) * storagePerElement(shape.elementType);
     if (data.length !== expected) {
       throw new ShapeError(`literal: ${shapeToString(shape)} needs ${expected} stored values, got ${data.length}`);
     }

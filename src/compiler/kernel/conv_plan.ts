@@ -89,6 +89,32 @@ export const convPixels = (g: ConvGeometry): number => g.outputSizes[0] * g.outp
 /** Depth of the kernel matrix, KH*KW*C (the product's k). */
 export const convDepth = (g: ConvGeometry): number => g.kernelSizes[0] * g.kernelSizes[1] * g.c;
 
+/** A window position of a patch row: its input offset from the window's corner and the patch column its input features start at. */
+export interface ConvWindowPosition {
+  /** Offsets in the input's spatial dimensions 0 and 1, dilated. */
+  readonly dy: number;
+  readonly dx: number;
+  readonly column: number;
+}
+
+/**
+ * The window's positions in the order of a patch row: the kernel's memory order (its two
+ * spatial dimensions, then the C input features of each), so that the patch matrix's
+ * columns meet the rows of the kernel seen as a [KH*KW*C][O] matrix.
+ */
+export function convWindowPositions(g: ConvGeometry): ConvWindowPosition[] {
+  const positions: ConvWindowPosition[] = [];
+  for (let a = 0; a < g.kernelSizes[0]; a++) {
+    for (let b = 0; b < g.kernelSizes[1]; b++) {
+      const offsets = [0, 0];
+      offsets[g.kernelSpatial[0]] = a;
+      offsets[g.kernelSpatial[1]] = b;
+      positions.push({ dy: offsets[0]! * g.dilation[0], dx: offsets[1]! * g.dilation[1], column: (a * g.kernelSizes[1] + b) * g.c });
+    }
+  }
+  return positions;
+}
+
 /** How a convolution kernel computes its geometry (im2col + GEMM); sizes in elements. */
 export interface ConvSchedule {
   readonly geometry: ConvGeometry;

@@ -21,7 +21,7 @@
 // (kernel/conv_plan.ts, planConv with the family's GemmTarget); this file renders it.
 
 import type { Instruction } from "../../ir/computation.js";
-import { convGeometry, convProblem, planConv, type ConvSchedule } from "../kernel/conv_plan.js";
+import { convGeometry, convProblem, convWindowPositions, planConv, type ConvGeometry, type ConvSchedule } from "../kernel/conv_plan.js";
 import type { PackedB } from "../kernel/gemm_plan.js";
 import type { Declined } from "../kernel/declined.js";
 import { packBSource } from "./gemm_c.js";
@@ -74,18 +74,9 @@ export function convRoutine(schedule: ConvSchedule, family: GemmFamily, prefix: 
   const inner = [d1 * d2, d2, 1];
   const coord = (j: number): string => `(p / ${inner[j]})${j > 0 ? ` % ${g.outputSizes[j]}` : ""}`;
   const coordOf = (role: number): string => coord(g.outputRoles.indexOf(role));
-  const windows: string[] = [];
-  for (let a = 0; a < g.kernelSizes[0]; a++) {
-    for (let b = 0; b < g.kernelSizes[1]; b++) {
-      const offsets = [0, 0];
-      offsets[g.kernelSpatial[0]] = a;
-      offsets[g.kernelSpatial[1]] = b;
-      const at = (a * g.kernelSizes[1] + b) * g.c;
-      windows.push(`      { int64_t y = y0 + ${offsets[0]! * g.dilation[0]}, x = x0 + ${offsets[1]! * g.dilation[1]};
-        if ((uint64_t)y < ${g.inputSizes[0]} && (uint64_t)x < ${g.inputSizes[1]}) { const ${t} *src = base + y * ${g.inputStrides[1]} + x * ${g.inputStrides[2]}; for (int64_t e = 0; e < ${g.c}; e++) row[${at} + e] = src[e]; }
-        else for (int64_t e = 0; e < ${g.c}; e++) row[${at} + e] = 0; }`);
-    }
-  }
+  const windows = convWindowPositions(g).map(({ dy, dx, column }) => `      { int64_t y = y0 + ${dy}, x = x0 + ${dx};
+        if ((uint64_t)y < ${g.inputSizes[0]} && (uint64_t)x < ${g.inputSizes[1]}) { const ${t} *src = base + y * ${g.inputStrides[1]} + x * ${g.inputStrides[2]}; for (int64_t e = 0; e < ${g.c}; e++) row[${column} + e] = src[e]; }
+        else for (int64_t e = 0; e < ${g.c}; e++) row[${column} + e] = 0; }`);
   const p = prefix;
   const source = `
 ${microkernelSource(family, type, p, ld)}
@@ -152,6 +143,11 @@ static void ${p}_conv(uint8_t *in8, uint8_t *k8, uint8_t *out8, uint8_t *scratch
   };
 }
 
+/** Why the C convolution kernels (alone or with an epilogue) do not take a geometry: convProblem's reasons, and no output features. */
+export function nativeConvProblem(g: ConvGeometry): string | undefined {
+  return convProblem(g) ?? (g.o === 0 ? "convolution: no output features" : undefined);
+}
+
 /**
  * The convolution kernel as C: sym(mem, args = [input, kernel, output, scratch], begin, end);
  * `symbol` and `family` as emitGemmC's. `packableFilter`: the kernel operand is a constant
@@ -162,7 +158,7 @@ export function emitConvC(
 ): NativeKernel | Declined {
   const g = convGeometry(conv);
   if ("declined" in g) return g;
-  const problem = convProblem(g) ?? (g.o === 0 ? "convolution: no output features" : undefined);
+  const problem = nativeConvProblem(g);
   if (problem !== undefined) return { declined: problem };
   const schedule = planConv(g, family.target);
   const packed = packableFilter ? packedFilterOf(schedule) : undefined;

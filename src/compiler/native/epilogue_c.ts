@@ -25,7 +25,7 @@ import { checkGemmSpec, planGemm, type PackedB, type SplitBalance } from "../ker
 import { SYM, symbolize } from "./c_source.js";
 import { checkCType } from "./c_values.js";
 import type { Declined } from "../kernel/declined.js";
-import { convRoutine, packedFilterOf } from "./conv_c.js";
+import { convRoutine, nativeConvProblem, packedFilterOf } from "./conv_c.js";
 import { NATIVE_VECTOR_TARGET, printKernelC } from "./emit_c_loop.js";
 import { anyGemmRoutine, gemmRoutine, nativePackedBOf } from "./gemm_c.js";
 import { gemmFamily, type GemmFamily } from "./gemm_c_family.js";
@@ -88,7 +88,8 @@ export function emitOutputFusionC(
       entry = `${SYM}_gemm`;
     } else {
       const g = oc.form.convolution;
-      if (g.c === 0 || g.o === 0 || g.kernelSizes[0] * g.kernelSizes[1] === 0) return { declined: "convolution: empty kernel window or no output features" };
+      const problem = nativeConvProblem(g);
+      if (problem !== undefined) return { declined: problem };
       if (inPlace) return { declined: `output fusion ${fused.name}: a convolution's result written over an operand its epilogue reads (the WebAssembly kernel keeps the product in scratch)` };
       const schedule = planConv(g, family.target);
       packed = constantOperands[oc.rhs] === true ? packedFilterOf(schedule) : undefined;

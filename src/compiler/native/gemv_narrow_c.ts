@@ -16,6 +16,7 @@
 // sym(mem, args = [x, w, (scale,) c], begin, end); units are (batch, chunk of columns)
 // of planWeightOnlyDot's schedule.
 
+import { range } from "../../types/arrays.js";
 import type { Declined } from "../kernel/declined.js";
 import { gemmKernelName } from "../kernel/gemm_plan.js";
 import { narrowWeightBytes, planWeightOnlyDot, streamTileColumns, weightOnlyProblem, type WeightOnlyDot, type WeightOnlySchedule } from "../kernel/weight_only_dot.js";
@@ -23,8 +24,6 @@ import { SYM as P, symbolize } from "./c_source.js";
 import { gemmFamily } from "./gemm_c_family.js";
 import { unitColumnsLoop } from "./gemm_c.js";
 import type { NativeCpu, NativeKernel } from "./kernel.js";
-
-const range = (count: number): number[] => Array.from({ length: count }, (_, i) => i);
 
 /** The C type of a stored weight, and the expression widening one (`x`, a W value) to float. */
 function weightC(dot: WeightOnlyDot): { readonly w: string; readonly widen: (x: string) => string } {

@@ -11,7 +11,7 @@
 
 import type { Instruction } from "../../ir/computation.js";
 import { ModuleBuilder, type FunctionBuilder } from "./encoder.js";
-import { convGeometry, convProblem, planConv } from "../kernel/conv_plan.js";
+import { convGeometry, convProblem, convWindowPositions, planConv } from "../kernel/conv_plan.js";
 import type { GemmTiling } from "../kernel/gemm_plan.js";
 import { gemmFuses, WASM_GEMM_TARGET } from "./gemm_microkernel.js";
 import { emitGemmRows, type KernelEpilogue } from "./gemm_rows.js";
@@ -89,22 +89,16 @@ export function emitConvKernel(
       f.localGet(coord[1]!).i32Const(g.stride[0]).i32Mul().i32Const(g.padLow[0]).i32Sub().localSet(y0);
       f.localGet(coord[2]!).i32Const(g.stride[1]).i32Mul().i32Const(g.padLow[1]).i32Sub().localSet(x0);
       f.localGet(dst).localGet(q).i32Const(patchRow * es).i32Mul().i32Add().localSet(d);
-      for (let a = 0; a < g.kernelSizes[0]; a++) {
-        for (let b = 0; b < g.kernelSizes[1]; b++) {
-          const offsets = [0, 0];
-          offsets[g.kernelSpatial[0]] = a;
-          offsets[g.kernelSpatial[1]] = b;
-          const at = (a * g.kernelSizes[1] + b) * g.c * es;
-          f.localGet(y0).i32Const(offsets[0]! * g.dilation[0]).i32Add().localSet(y);
-          f.localGet(x0).i32Const(offsets[1]! * g.dilation[1]).i32Add().localSet(x);
-          // Unsigned comparisons also reject negative coordinates (the low padding).
-          f.localGet(y).i32Const(g.inputSizes[0]).i32LtU().localGet(x).i32Const(g.inputSizes[1]).i32LtU().i32And().if();
-          f.localGet(baseAt).localGet(y).i32Const(g.inputStrides[1] * es).i32Mul().i32Add().localGet(x).i32Const(g.inputStrides[2] * es).i32Mul().i32Add().localSet(src);
-          emitCopy(f, src, d, at, g.c * es);
-          f.else();
-          emitCopy(f, undefined, d, at, g.c * es);
-          f.end();
-        }
+      for (const { dy, dx, column } of convWindowPositions(g)) {
+        f.localGet(y0).i32Const(dy).i32Add().localSet(y);
+        f.localGet(x0).i32Const(dx).i32Add().localSet(x);
+        // Unsigned comparisons also reject negative coordinates (the low padding).
+        f.localGet(y).i32Const(g.inputSizes[0]).i32LtU().localGet(x).i32Const(g.inputSizes[1]).i32LtU().i32And().if();
+        f.localGet(baseAt).localGet(y).i32Const(g.inputStrides[1] * es).i32Mul().i32Add().localGet(x).i32Const(g.inputStrides[2] * es).i32Mul().i32Add().localSet(src);
+        emitCopy(f, src, d, column * es, g.c * es);
+        f.else();
+        emitCopy(f, undefined, d, column * es, g.c * es);
+        f.end();
       }
     });
   });

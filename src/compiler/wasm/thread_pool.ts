@@ -14,7 +14,7 @@ import type { WasmKernel } from "./kernel.js";
 import {
   ACTIVE, BLOCK, CALLER_SPIN_MIN_MS, CALLER_SPIN_MS, COMMAND, COMMAND_CLOSE, COMMAND_NONE, COMMAND_RUN, CONTROL_BYTES, CONTROL_INTS, DEAD, DONE, ERROR, ERROR_MEMBER,
   GENERATION, LOADS_POSTED, MAX_ARGS, MAX_MEMBERS, MAX_WORKERS, MEMBER_COUNT, MEMBER_INTS, MEMBERS, RANGE_INTS, RANGES,
-  readErrorMessage, runInBlocks, SPIN_CHECK, STARTED, type FromWorker, type ToWorker,
+  readErrorMessage, runInBlocks, SPIN_CHECK, STARTED, type FromWorker, type RunMember, type ToWorker,
 } from "./thread_pool_protocol.js";
 
 /** What the pool needs from a worker, whatever runs it (worker_threads, Web Workers): the runtime's worker handle. */
@@ -29,11 +29,14 @@ export interface KernelHandle {
   readonly run: (...args: number[]) => unknown;
 }
 
-/** A kernel of a row group, with its operand and result offsets (and block buffers: RunMember). */
-export interface GroupMember {
+/** A kernel of a row group: its handle, and what a thread runs of it (RunMember: its entry, operand and result offsets, block buffers). */
+export interface GroupMember extends RunMember {
   readonly handle: KernelHandle;
-  readonly pointers: readonly number[];
-  readonly blockRowBytes?: readonly number[];
+}
+
+/** Kernel `handle` as a member of a row group, with its operand and result offsets (and block buffers: RunMember); made once, where the group is. */
+export function groupMember(handle: KernelHandle, pointers: readonly number[], blockRowBytes?: readonly number[]): GroupMember {
+  return { handle, run: handle.run, pointers, scratch: handle.kernel.scratchBytes > 0, ...(blockRowBytes === undefined ? {} : { blockRowBytes }) };
 }
 
 export interface ThreadPoolOptions {
@@ -184,7 +187,7 @@ export class ThreadPool {
    * `scratchOffsets` one scratch region per thread (used when the kernel has scratch).
    */
   run(handle: KernelHandle, pointers: readonly number[], scratchOffsets: readonly number[], extent: number): void {
-    this.runGroup([{ handle, pointers }], scratchOffsets, extent, extent);
+    this.runGroup([groupMember(handle, pointers)], scratchOffsets, extent, extent);
   }
 
   /**
@@ -197,7 +200,6 @@ export class ThreadPool {
     const name = (): string => members.map((m) => m.handle.kernel.name).join(" + ");
     if (this.closed || this.deadReason !== undefined) this.checkUsable(name());
     if (members.length > MAX_MEMBERS) throw new Error(`${name()}: ${members.length} kernels exceed the pool's ${MAX_MEMBERS} a run`);
-    const runMembers = members.map((m) => ({ run: m.handle.run, pointers: m.pointers, scratch: m.handle.kernel.scratchBytes > 0, blockRowBytes: m.blockRowBytes }));
     const failure = (member: number, e: unknown, where = ""): Error => {
       const message = e instanceof Error ? e.message : String(e);
       return new Error(`${members[member]!.handle.kernel.name}: ${message}${where}`, { cause: e });
@@ -212,23 +214,23 @@ export class ThreadPool {
     let failedHere = 0;
     if (parts <= 1 || cost < this.minParallelCost) {
       try {
-        runInBlocks(runMembers, scratchOffsets[0] ?? 0, 0, extent, block, (k) => { failedHere = k; });
+        runInBlocks(members, scratchOffsets[0] ?? 0, 0, extent, block, (k) => { failedHere = k; });
       } catch (e) {
         throw failure(failedHere, e);
       }
       return;
     }
-    if (scratchOffsets.length < parts && runMembers.some((m) => m.scratch || m.blockRowBytes !== undefined)) {
+    if (scratchOffsets.length < parts && members.some((m) => m.scratch || m.blockRowBytes !== undefined)) {
       throw new Error(`${name()}: run needs ${parts} scratch regions, got ${scratchOffsets.length}`);
     }
     const ints = this.ints!;
     members.forEach((m, k) => {
-      const argCount = m.pointers.length + (m.handle.kernel.scratchBytes > 0 ? 3 : 2);
+      const argCount = m.pointers.length + (m.scratch ? 3 : 2);
       if (argCount > MAX_ARGS) throw new Error(`${m.handle.kernel.name}: ${argCount} arguments exceed the pool's ${MAX_ARGS}`);
       const at = MEMBERS + k * MEMBER_INTS;
       ints[at] = m.handle.id;
       ints[at + 1] = m.pointers.length;
-      ints[at + 2] = (m.handle.kernel.scratchBytes > 0 ? 1 : 0) | (m.blockRowBytes !== undefined ? 2 : 0);
+      ints[at + 2] = (m.scratch ? 1 : 0) | (m.blockRowBytes !== undefined ? 2 : 0);
       ints.set(m.pointers, at + 3);
       if (m.blockRowBytes !== undefined) ints.set(m.blockRowBytes, at + 3 + MAX_ARGS);
     });
@@ -251,7 +253,7 @@ export class ThreadPool {
     let own: unknown;
     const ownStart = performance.now();
     try {
-      runInBlocks(runMembers, scratchOffsets[0] ?? 0, 0, bound(1), block, (k) => { failedHere = k; });
+      runInBlocks(members, scratchOffsets[0] ?? 0, 0, bound(1), block, (k) => { failedHere = k; });
     } catch (e) {
       own = e;
     }

@@ -25,7 +25,7 @@ export interface GpuContext {
   readonly description: string;
   /** Whether the device has WGSL's `subgroups` feature. */
   readonly subgroups: boolean;
-  /** Whether the adapter runs on the CPU (a fallback adapter: SwiftShader), where starting a workgroup is costly (codegen.ts rowWorkgroupsFor). */
+  /** Whether the adapter runs on the CPU (a fallback adapter: SwiftShader), where starting a workgroup is costly (codegen.ts rowInvocationsFor, productStagingFor). */
   readonly software: boolean;
 }
 

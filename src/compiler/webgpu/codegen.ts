@@ -130,32 +130,6 @@ export function rowBuffersAllowed(): boolean {
 }
 
 /**
- * Workgroups a kernel running a row per workgroup (row reductions and pipelines)
- * dispatches at most on a software adapter (SwiftShader: isFallbackAdapter), its
- * workgroups then taking the rows in turn. There a workgroup's start is costly beside
- * its row: the driver zeroes its workgroup memory (a browser cannot turn that off; for
- * softmax 4096x1024's 8 KiB of row buffers, 3.7 CPU-s a run with it, 0.6 without it, 0.5
- * with it and 64 workgroups; Node, Dawn on SwiftShader, 2026-12-02), and the subgroup leaders' two
- * barriers run once a workgroup. 16 to 64 measured alike on 2 cores, 128 and more
- * slower. A GPU's workgroups start in hardware and it needs many in flight: a row each, as before.
- */
-export const SOFTWARE_ROW_WORKGROUPS = 64;
-
-/**
- * The most workgroups a row kernel dispatches on this adapter (SOFTWARE_ROW_WORKGROUPS
- * on a software one, else no limit), unless XLATS_WEBGPU_ROW_WORKGROUPS says otherwise
- * (a positive integer, or "all": a row per workgroup; to compare both forms). Read at each compile.
- */
-export function rowWorkgroupsFor(software: boolean): number {
-  const value = environmentVariable("XLATS_WEBGPU_ROW_WORKGROUPS");
-  if (value === undefined || value === "") return software ? SOFTWARE_ROW_WORKGROUPS : Infinity;
-  if (value === "all") return Infinity;
-  const n = Number(value);
-  if (!Number.isSafeInteger(n) || n < 1) throw new CompileError(`XLATS_WEBGPU_ROW_WORKGROUPS must be a positive integer or "all", not ${JSON.stringify(value)}`);
-  return n;
-}
-
-/**
  * Rows from which a row kernel runs a row an invocation (its stages reading the row
  * again, no row buffers: fusion_kernel.ts's forms for a CPU, printed as WGSL) on a
  * software adapter, rather than a row per workgroup. There a workgroup's lanes combine
@@ -163,9 +137,10 @@ export function rowWorkgroupsFor(software: boolean): number {
  * switching between the workgroup's 4-lane groups, and its workgroup memory is zeroed
  * as it starts in a browser; an invocation's own row needs neither, and 4 rows fill
  * SwiftShader's 4-wide lanes. Measured (Node, Dawn's zero-initialization on as in a
- * browser, CPU a run, 2026-12-02, load 10-11): the encoder's layer norm (128 rows of
- * 256) 19.7 → 1.3 ms, its softmax (512 of 128) 40 → 3.5, softmax 4096x1024 470-480 →
- * 226-234, 32x16384 95 → 67; 4 and 8 rows alike; one row (a full sum of 16M) 283 →
+ * browser, CPU a run, 2026-12-02, load 10-11; where rows were more than 64, against 64
+ * workgroups taking the rows in turn, session 51's form, removed in session 54): the
+ * encoder's layer norm (128 rows of 256) 19.7 → 1.3 ms, its softmax (512 of 128) 40 →
+ * 3.5, softmax 4096x1024 470-480 → 226-234, 32x16384 95 → 67; 4 and 8 rows alike; one row (a full sum of 16M) 283 →
  * 1179. 64 (a workgroup of invocations) keeps the workgroup form where the rows are
  * few and a machine with many cores may run more workgroups than the invocation form
  * has. A GPU keeps a row per workgroup.
@@ -204,14 +179,12 @@ export function productStagingFor(software: boolean): TileStaging {
 /**
  * How the fusion kernels are formed on an adapter, besides its limits (each absent: as on
  * a GPU): whether the device has WGSL's `subgroups` feature and they may be used, whether
- * row pipelines may keep rows in workgroup memory (rowBuffersAllowed), the most workgroups
- * a row kernel dispatches (rowWorkgroupsFor) and the rows from which it runs a row an
- * invocation (rowInvocationsFor).
+ * row pipelines may keep rows in workgroup memory (rowBuffersAllowed) and the rows from
+ * which a row kernel runs a row an invocation (rowInvocationsFor).
  */
 export interface FusionKernelForms {
   readonly subgroups?: boolean;
   readonly rowBuffers?: boolean;
-  readonly rowWorkgroups?: number;
   readonly rowInvocations?: number;
 }
 
@@ -230,8 +203,8 @@ const gpuFusionTarget = (limits: GpuLimits, subgroups: boolean, rowBuffers: bool
 
 /** The WGSL kernel of fusion `fused` (a loop or input fusion), or why this backend does not compile it. */
 export function wgslFusionKernel(fused: Computation, limits: GpuLimits, forms: FusionKernelForms = {}): WgslKernel | Declined {
-  const { subgroups = false, rowBuffers = true, rowWorkgroups = Infinity, rowInvocations = Infinity } = forms;
-  return renderFusion(fused, [], gpuFusionTarget(limits, subgroups, rowBuffers, rowInvocations), ({ kernel, units }) => printKernelWgsl(kernel, units.parallelExtent, MAX_WORKGROUPS_PER_DIMENSION, rowWorkgroups));
+  const { subgroups = false, rowBuffers = true, rowInvocations = Infinity } = forms;
+  return renderFusion(fused, [], gpuFusionTarget(limits, subgroups, rowBuffers, rowInvocations), ({ kernel, units }) => printKernelWgsl(kernel, units.parallelExtent, MAX_WORKGROUPS_PER_DIMENSION));
 }
 
 /**

@@ -753,9 +753,7 @@ function dumpSteps(program: GpuProgram, list: GpuStepList, indent: string, lines
     switch (s.kind) {
       case "kernel": {
         const k = program.kernels[s.kernel]!;
-        const groups = k.workgroups[0] * k.workgroups[1];
-        const units = k.invocationsPerUnit === 1 ? `${k.units} invocations`
-          : groups < k.units ? `${k.units} rows, ${groups} workgroups of ${k.invocationsPerUnit} taking them in turn` : `${k.units} workgroups of ${k.invocationsPerUnit}`;
+        const units = k.invocationsPerUnit === 1 ? `${k.units} invocations` : `${k.units} workgroups of ${k.invocationsPerUnit}`;
         const how = [k.what, k.subgroups === true ? "subgroup operations" : undefined].filter((x) => x !== undefined).map((x) => `, ${x}`).join("");
         lines.push(`${indent}kernel ${s.name} (WGSL kernel ${s.kernel}${how}, ${units}): ${s.buffers.map(locationText).join(", ")}`);
         break;

@@ -159,9 +159,9 @@ function outputFusionProblem(fused: Computation, limits: GpuLimits, productStagi
 
 /**
  * The adapter a program is planned for: its limits, and the kernels' forms chosen for it
- * (backend.ts from the adapter, codegen.ts's choices: subgroups, row kernels' workgroups and
- * invocations, the GEMM's staging); each absent: a GPU's, with WebGPU's guaranteed limits
- * and no subgroups (a plan made without a device).
+ * (backend.ts from the adapter, codegen.ts's choices: subgroups, row kernels' invocations,
+ * the GEMM's staging); each absent: a GPU's, with WebGPU's guaranteed limits and no
+ * subgroups (a plan made without a device).
  */
 export interface GpuPlanTarget extends Omit<FusionKernelForms, "rowBuffers"> {
   readonly limits?: GpuLimits;

@@ -298,34 +298,23 @@ function packedRowHelpers(size: number): string {
  * parameters: begin 0, end `units`); a statement it has no form for (a vector
  * accumulator's lanes, a skewed row pipeline's dependent steps) is a DeclinedError.
  */
-export function printKernelWgsl(k: Kernel, units: number, maxWorkgroupsPerDimension: number, maxUnitWorkgroups = Infinity): WgslKernel {
+export function printKernelWgsl(k: Kernel, units: number, maxWorkgroupsPerDimension: number): WgslKernel {
   const p = new WgslKernelPrinter(k);
   const unknown = k.params.find((p) => p !== "begin" && p !== "end");
   if (unknown !== undefined) decline(`a kernel whose units depend on one another (parameter ${unknown}) cannot run one unit an invocation`);
   // A workgroup a unit (Kernel.workgroup: its invocations run the unit together), or an invocation a unit.
   const wg = k.workgroup;
   const size = wg?.size ?? WORKGROUP_SIZE;
-  const groups = Math.max(1, wg === undefined ? Math.ceil(units / WORKGROUP_SIZE) : Math.min(units, maxUnitWorkgroups));
+  const groups = Math.max(1, wg === undefined ? Math.ceil(units / WORKGROUP_SIZE) : units);
   const groupsX = Math.min(groups, maxWorkgroupsPerDimension);
   const groupsY = Math.ceil(groups / groupsX);
-  // A workgroup's units: one, or where fewer workgroups than units are dispatched
-  // (maxUnitWorkgroups), every dispatched-th from its own on, in turn (rowWorkgroupsFor).
-  const inTurn = wg !== undefined && groupsX * groupsY < units;
-  const lane = wg === undefined ? [] : [`  let k_${wg.lane}: i32 = i32(lid.x);`];
-  // From the workgroup's id only, so that the return below (the loop's condition) leaves the barriers in uniform control flow.
-  const first = wg === undefined ? `k_begin + i32(gid.x + gid.y * ${groupsX * WORKGROUP_SIZE}u)` : `k_begin + i32(wid.x + wid.y * ${groupsX}u)`;
-  // A workgroup combining its lanes' values through subgroup operations: its prologue runs once, before its units.
+  // From the workgroup's id only, so that the return below leaves the barriers in uniform control flow.
+  const unitIndex = wg === undefined ? [`  let k_${k.units.index}: i32 = k_begin + i32(gid.x + gid.y * ${groupsX * WORKGROUP_SIZE}u);`]
+    : [`  let k_${k.units.index}: i32 = k_begin + i32(wid.x + wid.y * ${groupsX}u);`, `  let k_${wg.lane}: i32 = i32(lid.x);`];
+  // A workgroup combining its lanes' values through subgroup operations.
   const sg = wg?.subgroups === true ? wg : undefined;
   const subgroups = sg !== undefined;
-  const prologue = sg !== undefined ? subgroupPrologue(`k_${sg.lane}`, sg.size) : [];
-  const unit = `k_${k.units.index}`;
-  p.printKernelBody("  ", inTurn
-    ? {
-      open: [...lane, ...prologue, `  for (var ${unit}: i32 = ${first}; ${unit} < k_end; ${unit} = ${unit} + ${groupsX * groupsY}) {`],
-      // The next unit's lanes store into the workgroup's trees (or subgroups' totals) only once every lane has read this one's.
-      close: [`  workgroupBarrier();`, `  }`],
-    }
-    : { open: [`  let ${unit}: i32 = ${first};`, ...lane, `  if (${unit} >= k_end) { return; }`, ...prologue], close: [] });
+  p.printKernelBody("  ", { open: [...unitIndex, `  if (k_${k.units.index} >= k_end) { return; }`, ...(sg !== undefined ? subgroupPrologue(`k_${sg.lane}`, sg.size) : [])], close: [] });
 
   const atomic = storesNarrow(k);
   const declarations = [

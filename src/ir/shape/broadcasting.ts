@@ -9,6 +9,7 @@
 // The plan computed here says, for each operand, which broadcastInDim (if any) makes
 // it the result's shape; the builder emits those, so the IR op sees equal shapes.
 
+import { range } from "../../types/arrays.js";
 import { ShapeError } from "../../types/errors.js";
 import { shapeToString, type ArrayShape } from "../../types/shape.js";
 
@@ -26,7 +27,6 @@ export interface BinaryBroadcastPlan {
   readonly rhs: OperandBroadcast;
 }
 
-const iota = (n: number): number[] => Array.from({ length: n }, (_, i) => i);
 const braces = (dims: readonly number[]): string => `{${dims.join(",")}}`;
 
 /**
@@ -48,7 +48,7 @@ export function planBinaryBroadcast(
         opName, "broadcast_dimensions");
     }
     const dims = degenerateBroadcast(opName, lhs.dimensions, rhs.dimensions, shapes);
-    return { dimensions: dims, lhs: toResult(lhs.dimensions, iota(lr), dims), rhs: toResult(rhs.dimensions, iota(rr), dims) };
+    return { dimensions: dims, lhs: toResult(lhs.dimensions, range(lr), dims), rhs: toResult(rhs.dimensions, range(rr), dims) };
   }
 
   const lhsIsSmaller = lr < rr;
@@ -77,7 +77,7 @@ export function planBinaryBroadcast(
   map.forEach((d, i) => (expanded[d] = small.dimensions[i]!));
   const dims = degenerateBroadcast(opName, lhsIsSmaller ? expanded : lhs.dimensions, lhsIsSmaller ? rhs.dimensions : expanded, shapes);
   const smallPlan = toResult(small.dimensions, map, dims);
-  const largePlan = toResult(large.dimensions, iota(large.dimensions.length), dims);
+  const largePlan = toResult(large.dimensions, range(large.dimensions.length), dims);
   return lhsIsSmaller ? { dimensions: dims, lhs: smallPlan, rhs: largePlan } : { dimensions: dims, lhs: largePlan, rhs: smallPlan };
 }
 

@@ -1,8 +1,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { Literal } from "../../../src/index.js";
+import { Literal, XlaBuilder, arrayShape, constantR0, convGeneralDilated, max, parameter } from "../../../src/index.js";
 import { evaluate } from "../../../src/interpreter/evaluate.js";
 import { emitConvC } from "../../../src/compiler/native/conv_c.js";
+import { emitOutputFusionC } from "../../../src/compiler/native/epilogue_c.js";
 import type { NativeKernel } from "../../../src/compiler/native/kernel.js";
 import { rng } from "../../support/prng.js";
 import { buildConv, NHWC, type ConvCase } from "../../support/kernel_cases.js";
@@ -82,4 +83,14 @@ test("native conv: unsupported forms say why", () => {
   assert.ok("declined" in k && /group/.test(k.declined));
   const { conv } = buildConv({ input: [1, 5, 5, 2], kernel: [3, 3, 2, 3] }, "f32");
   assert.ok(!("declined" in emitConvC(conv, cpu)));
+  // Empty windows and no output features, alone and (the window) under an epilogue: the C kernels' one rule.
+  const declined = (k: NativeKernel | { declined: string }): string => ("declined" in k ? k.declined : "compiled");
+  for (const kernel of [[3, 3, 0, 3], [0, 3, 2, 3]]) {
+    const input = [1, 5, 5, kernel[2]!];
+    assert.match(declined(emitConvC(buildConv({ input, kernel }).conv, cpu)), /^convolution: empty kernel window$/, `${kernel}`);
+    const b = new XlaBuilder("fused_conv_relu");
+    const y = convGeneralDilated(parameter(b, 0, arrayShape("f32", input)), parameter(b, 1, arrayShape("f32", kernel)), [1, 1], [[1, 1], [1, 1]], [], [], NHWC);
+    assert.match(declined(emitOutputFusionC(b.build(max(y, constantR0(b, "f32", 0))), cpu, "fused")), /^convolution: empty kernel window$/, `${kernel} with an epilogue`);
+  }
+  assert.match(declined(emitConvC(buildConv({ input: [1, 5, 5, 2], kernel: [3, 3, 2, 0] }).conv, cpu)), /^convolution: no output features$/);
 });

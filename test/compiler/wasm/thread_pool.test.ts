@@ -6,7 +6,7 @@ import { emitGemmKernel } from "../../../src/compiler/wasm/gemm.js";
 import { MEMORY_MAX_PAGES, type WasmKernel } from "../../../src/compiler/wasm/kernel.js";
 import { isDeclined } from "../../../src/compiler/kernel/declined.js";
 import { nodePoolWorkerFactory } from "../../../src/compiler/wasm/node_thread_pool.js";
-import { ThreadPool, type PoolWorker } from "../../../src/compiler/wasm/thread_pool.js";
+import { groupMember, ThreadPool, type PoolWorker } from "../../../src/compiler/wasm/thread_pool.js";
 import { forRange } from "../../../src/compiler/wasm/loops.js";
 import { rng } from "../../support/prng.js";
 
@@ -102,13 +102,13 @@ test("thread pool: a row group runs each block through its kernels in order, ove
         a.fill(-1);
         b.fill(-1);
         // triple reads what fill wrote: a block run by triple before fill would read -1.
-        pool.runGroup([{ handle: fill, pointers: [4096] }, { handle: triple, pointers: [4096, 16384] }], [], extent, block);
+        pool.runGroup([groupMember(fill, [4096]), groupMember(triple, [4096, 16384])], [], extent, block);
         for (let i = 0; i < extent; i++) assert.equal(b[i], 3 * (2 * i + 1), `threads ${threads} extent ${extent} block ${block} element ${i}`);
         assert.equal(b[extent], -1);
       }
       // A trap in the group's second kernel names it, in a worker or on the calling thread.
       const trapping = await pool.load({ ...tripleKernel(100), name: "triple.2" });
-      assert.throws(() => pool.runGroup([{ handle: fill, pointers: [4096] }, { handle: trapping, pointers: [4096, 16384] }], [], 1000, 50), /^Error: triple\.2: |triple\.2: /);
+      assert.throws(() => pool.runGroup([groupMember(fill, [4096]), groupMember(trapping, [4096, 16384])], [], 1000, 50), /^Error: triple\.2: |triple\.2: /);
     } finally {
       await pool.close();
     }
@@ -146,7 +146,7 @@ test("thread pool: a kernel's minPartUnits keeps a run whole when a thread's par
     assert.throws(() => pool.run(whole, [4096], [], 1000), (e: Error) => /^fill\.whole: /.test(e.message) && !inWorker(e));
     // In a row group the largest member's minimum decides.
     const plain = await pool.load(fillKernel());
-    assert.throws(() => pool.runGroup([{ handle: plain, pointers: [4096] }, { handle: whole, pointers: [4096] }], [], 1000, 1000),
+    assert.throws(() => pool.runGroup([groupMember(plain, [4096]), groupMember(whole, [4096])], [], 1000, 1000),
       (e: Error) => /^fill\.whole: /.test(e.message) && !inWorker(e));
     // Runs spaced past the workers' watch (they sleep in between) still complete.
     const ok = await pool.load({ ...fillKernel(), minPartUnits: 100 });

@@ -14,7 +14,7 @@ import assert from "node:assert/strict";
 import { both, webgpuSkip } from "./gpu_available.js";
 import { compile } from "../../../src/compiler/index.js";
 import { gpuContext, releaseGpu } from "../../../src/compiler/webgpu/adapter.js";
-import { rowInvocationsFor, rowWorkgroupSize, rowWorkgroupsFor, SOFTWARE_INVOCATION_ROWS, SOFTWARE_ROW_WORKGROUPS, wgslFusionKernel } from "../../../src/compiler/webgpu/codegen.js";
+import { rowInvocationsFor, rowWorkgroupSize, SOFTWARE_INVOCATION_ROWS, wgslFusionKernel } from "../../../src/compiler/webgpu/codegen.js";
 import { DEFAULT_GPU_LIMITS } from "../../../src/compiler/webgpu/gemm_tiles_wgsl.js";
 import { evaluate } from "../../../src/interpreter/evaluate.js";
 import {
@@ -352,75 +352,6 @@ test("row buffers leave the bits as they were: softmax (f32, f16 packed), layer 
     if (arg.elementType === "f32") {
       const tally: CompareTally = { compared: 0, unbounded: 0 };
       assert.equal(compareLeaf("f32", { cls: "rounded", ulps: 0, eps: 2 ** -23 }, evaluate(c, [arg]).values(), on.got.values(), tally), undefined, c.name);
-    }
-  }
-});
-
-test("row kernels dispatch at most rowWorkgroups workgroups, each taking rows in turn; the kernel of before where the rows are fewer", async () => {
-  const kernelOf = (rows: number, n: number, rowWorkgroups: number, subgroups: boolean): WgslKernel => {
-    const p = planGpuProgram(softmaxOf("f32", rows, n), {}, { subgroups, rowWorkgroups });
-    assert.equal(p.kernels.length, 1);
-    return p.kernels[0]!;
-  };
-  for (const subgroups of [false, true]) {
-    const capped = kernelOf(300, 1024, 7, subgroups);
-    assert.deepEqual(capped.workgroups, [7, 1]);
-    assert.equal(capped.units, 300);
-    assert.match(capped.source, /for \(var k_\w+: i32 = k_begin \+ i32\(wid\.x \+ wid\.y \* 7u\); k_\w+ < k_end; k_\w+ = k_\w+ \+ 7\) \{/);
-    // The loop's last statement: a barrier before the next row's lanes store into the trees (or subgroups' totals).
-    assert.match(capped.source, /workgroupBarrier\(\);\n  \}\n\}$/);
-    assert.doesNotMatch(capped.source, /return; \}/);
-    const all = kernelOf(300, 1024, Infinity, subgroups);
-    assert.deepEqual(all.workgroups, [300, 1]);
-    assert.doesNotMatch(all.source, /for \(var k_/);
-    // No more rows than workgroups: the kernel a row per workgroup, the same source.
-    assert.equal(kernelOf(7, 1024, 7, subgroups).source, kernelOf(7, 1024, Infinity, subgroups).source);
-  }
-  assert.match(dumpGpuProgram(planGpuProgram(softmaxOf("f32", 300, 1024), {}, { subgroups: true, rowWorkgroups: 7 })), /300 rows, 7 workgroups of 64 taking them in turn/);
-  // Kernels an invocation a unit are not row kernels: their dispatch does not change.
-  const b = new XlaBuilder("twice");
-  const x = parameter(b, 0, arrayShape("f32", [100000]), "x");
-  const loop = planGpuProgram(b.build(add(x, x)), {}, { rowWorkgroups: 7 }).kernels[0]!;
-  assert.equal(loop.invocationsPerUnit, 1);
-  assert.deepEqual(loop.workgroups, [Math.ceil(100000 / 4 / 64), 1]);
-  // The cap: SOFTWARE_ROW_WORKGROUPS on a software adapter, none on a GPU, or what the variable says.
-  withEnv({ XLATS_WEBGPU_ROW_WORKGROUPS: undefined }, () => {
-    assert.equal(rowWorkgroupsFor(true), SOFTWARE_ROW_WORKGROUPS);
-    assert.equal(rowWorkgroupsFor(false), Infinity);
-  });
-  withEnv({ XLATS_WEBGPU_ROW_WORKGROUPS: "12" }, () => assert.equal(rowWorkgroupsFor(false), 12));
-  withEnv({ XLATS_WEBGPU_ROW_WORKGROUPS: "all" }, () => assert.equal(rowWorkgroupsFor(true), Infinity));
-  for (const bad of ["0", "-3", "2.5", "many"]) {
-    withEnv({ XLATS_WEBGPU_ROW_WORKGROUPS: bad }, () => assert.throws(() => rowWorkgroupsFor(true), (e: unknown) => e instanceof CompileError && /XLATS_WEBGPU_ROW_WORKGROUPS must be a positive integer or "all"/.test((e as Error).message)));
-  }
-});
-
-test("rows taken in turn by fewer workgroups give the bits of a row per workgroup: softmax, layer norm, a row sum, with and without subgroups", { skip }, async () => {
-  // Rows a workgroup each (on a software adapter these many rows would run an invocation each: next test).
-  const runWith = (c: Computation, args: readonly Literal[], rowWorkgroups: string, subgroups: boolean): Promise<{ got: Literal; dump: string }> =>
-    runOneKernel(c, args, { XLATS_WEBGPU_ROW_WORKGROUPS: rowWorkgroups, XLATS_WEBGPU_SUBGROUPS: subgroups ? undefined : "0", XLATS_WEBGPU_ROW_INVOCATIONS: "never" });
-  const values = (rows: number, len: number): Literal => Literal.fromValues("f32", [rows, len], Array.from({ length: rows * len }, (_, k) => Math.cos(k * 0.91) * 5 + (k % 7)));
-  const rowSum = (rows: number, n: number): Computation => {
-    const b = new XlaBuilder("row_sum");
-    const x = parameter(b, 0, arrayShape("f32", [rows, n]), "x");
-    return b.build(reduce(x, constantR0(b, "f32", 0), scalarReducer(b, "add", "f32"), [1]));
-  };
-  const cases: { c: Computation; arg: Literal; subgroups: readonly boolean[] }[] = [
-    // Row buffers (x and exp(x - max)) in workgroup memory, reused row after row.
-    { c: softmaxOf("f32", 150, 1024), arg: values(150, 1024), subgroups: [true, false] },
-    { c: layerNormOf(70, 1500), arg: values(70, 1500), subgroups: [true] },
-    { c: rowSum(90, 700), arg: values(90, 700), subgroups: [true, false] },
-  ];
-  for (const { c, arg, subgroups } of cases) {
-    for (const sg of subgroups) {
-      const what = `${c.name}${sg ? "" : " (a tree, no subgroups)"}`;
-      const inTurn = await runWith(c, [arg], "7", sg);
-      const each = await runWith(c, [arg], "all", sg);
-      assert.match(inTurn.dump, /rows, 7 workgroups of \d+ taking them in turn/, what);
-      assert.doesNotMatch(each.dump, /taking them in turn/, what);
-      assert.deepEqual(inTurn.got.values().map((v) => bitsOf("f32", v)), each.got.values().map((v) => bitsOf("f32", v)), `${what}: the same bits, rows in turn or a row per workgroup`);
-      const tally: CompareTally = { compared: 0, unbounded: 0 };
-      assert.equal(compareLeaf("f32", { cls: "rounded", ulps: 0, eps: 2 ** -23 }, evaluate(c, [arg]).values(), inTurn.got.values(), tally), undefined, what);
     }
   }
 });

@@ -8,7 +8,9 @@ import type { Instruction } from "../../../ir/computation.js";
 import type { InstructionFactory } from "../../../ir/factory.js";
 import { OP_TABLE } from "../../../ir/opcodes.js";
 import { any, op, splatValue, type Rule } from "../../../passes/pattern.js";
-import { arrayOf, elementCount, elementTypeOf, iotaList, isFloatType, makeSplat, sameList, scalarOf } from "./util.js";
+import { range } from "../../../types/arrays.js";
+import { elementCount } from "../../../types/shape.js";
+import { arrayOf, elementTypeOf, isFloatType, makeSplat, sameList, scalarOf } from "./util.js";
 
 type Of<O extends Instruction["opcode"]> = Instruction<O>;
 const dimsOf = (inst: Instruction): readonly number[] => arrayOf(inst)?.dimensions ?? [];
@@ -79,12 +81,12 @@ function degenerateDot(m: { inst: Instruction; operands: readonly Instruction[] 
   const outDims = [...dimsOf(dot)];
   const nb = dn.lhsBatchDimensions.length;
   const side = (x: Instruction, dims: readonly number[], batch: readonly number[], contract: readonly number[], firstFree: number): Instruction => {
-    const free = iotaList(dims.length).filter((d) => !batch.includes(d) && !contract.includes(d));
+    const free = range(dims.length).filter((d) => !batch.includes(d) && !contract.includes(d));
     const perm = [...batch, ...free, ...contract];
-    const moved = sameList(perm, iotaList(dims.length)) ? x : f.add("transpose", [x], { permutation: perm }, { from: dot });
+    const moved = sameList(perm, range(dims.length)) ? x : f.add("transpose", [x], { permutation: perm }, { from: dot });
     const kept = [...batch, ...free].map((d) => dims[d]!);
     const squeezed = contract.length === 0 ? moved : f.add("reshape", [moved], { dimensions: kept }, { from: dot });
-    const positions = [...iotaList(nb), ...free.map((_, i) => firstFree + i)];
+    const positions = [...range(nb), ...free.map((_, i) => firstFree + i)];
     return f.add("broadcastInDim", [squeezed], { dimensions: outDims, broadcastDimensions: positions }, { from: dot });
   };
   const nlFree = ld.length - nb - dn.lhsContractingDimensions.length;
@@ -125,8 +127,8 @@ export const SHAPE_RULES: readonly Rule[] = [
       const inst = m.inst as Instruction;
       switch (inst.opcode) {
         case "reshape": case "convert": return true;
-        case "transpose": return sameList((inst as Of<"transpose">).attrs.permutation, iotaList(dimsOf(x).length));
-        case "broadcastInDim": return sameList((inst as Of<"broadcastInDim">).attrs.broadcastDimensions, iotaList(dimsOf(x).length));
+        case "transpose": return sameList((inst as Of<"transpose">).attrs.permutation, range(dimsOf(x).length));
+        case "broadcastInDim": return sameList((inst as Of<"broadcastInDim">).attrs.broadcastDimensions, range(dimsOf(x).length));
         case "reverse": return (inst as Of<"reverse">).attrs.dimensions.every((d) => dimsOf(x)[d]! <= 1);
         case "slice": return (inst as Of<"slice">).attrs.strides.every((s, d) => s === 1 || dimsOf(x)[d]! <= 1);
         default: return false;
@@ -228,7 +230,7 @@ export const SHAPE_RULES: readonly Rule[] = [
       const inst = m.inst as Instruction;
       if (inst.opcode === "transpose") {
         const perm = (inst as Of<"transpose">).attrs.permutation;
-        return !sameList(perm, iotaList(perm.length)) && movesOnlyUnitDims(perm, dimsOf(x));
+        return !sameList(perm, range(perm.length)) && movesOnlyUnitDims(perm, dimsOf(x));
       }
       const bd = (inst as Of<"broadcastInDim">).attrs.broadcastDimensions;
       // The operand's dimensions longer than 1 must keep their order: broadcast dimensions [1, 0] transpose.

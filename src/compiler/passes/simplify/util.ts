@@ -45,10 +45,4 @@ export function makeSplat(f: InstructionFactory, shape: ArrayShape, v: Scalar, f
   return f.add("broadcastInDim", [c], { dimensions: [...shape.dimensions], broadcastDimensions: [] }, from !== undefined ? { from } : {});
 }
 
-export const iotaList = (n: number): number[] => Array.from({ length: n }, (_, i) => i);
-
 export const sameList = (a: readonly number[], b: readonly number[]): boolean => a.length === b.length && a.every((x, i) => x === b[i]);
-
-export function elementCount(dims: readonly number[]): number {
-  return dims.reduce((a, n) => a * n, 1);
-}
