@@ -93,6 +93,9 @@ export async function buildNativeModule(kernels: readonly NativeKernelBuild[], n
 
 const NO_SCRATCH = new Uint32Array(0);
 
+/** XLATS_NATIVE_HUGE_PAGES=0: device memory without the huge-page advice (NativeModule.adviseHugePages), to compare with it. */
+const HUGE_PAGES = process.env["XLATS_NATIVE_HUGE_PAGES"]?.trim() !== "0";
+
 
 const isFault = (e: unknown): e is Error => e instanceof Error && (e as { code?: unknown }).code === "XLATS_NATIVE_FAULT";
 
@@ -159,15 +162,30 @@ export class NativeModule implements CallListRunner {
     return this.poisoned;
   }
 
-  /** A view of the memory's current buffer (a new one after memory.grow). */
+  /**
+   * A view of the memory's current buffer (a new one after memory.grow), advised to huge
+   * pages when new (adviseHugePages: a memory grown where no advice reached it, such as
+   * the host's memory of a device worker, is advised at its first run here).
+   */
   private bytes(memory: WebAssembly.Memory): Uint8Array {
     const buffer = memory.buffer;
     if (memory !== this.memory || buffer !== this.buffer) {
       this.memory = memory;
       this.buffer = buffer;
       this.view = new Uint8Array(buffer);
+      this.adviseHugePages(memory);
     }
     return this.view!;
+  }
+
+  /**
+   * Asks the OS to back `memory` with transparent huge pages (glue.ts, madvise), where it
+   * grants them: a stream over 4 KiB pages restarts the hardware prefetchers at every page
+   * and takes a TLB miss a page, and on a VM each first touch of a 4 KiB page is a fault
+   * the hypervisor serves (docs/benchmarks.md, session 54). Returns the bytes advised.
+   */
+  adviseHugePages(memory: WebAssembly.Memory): number {
+    return HUGE_PAGES ? this.exports.adviseHugePages(new Uint8Array(memory.buffer)) : 0;
   }
 
   /**
