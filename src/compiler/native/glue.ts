@@ -27,7 +27,8 @@
 // kernel may touch, from its declared access (whole buffers, or rows [begin, end) of
 // row-wise buffers, where offsets wrap at 2^32 as in wasm32), is checked against the
 // memory's length before the kernel runs, so a bad offset is a thrown RangeError, never
-// a stray write.
+// a stray write. A program's entry points also hold `adviseHugePages(memory: Uint8Array)`,
+// which advises the device memory to transparent huge pages (build.ts adviseHugePages).
 //
 // The process's services: the fault guard and the thread pool are the glue's, and the
 // glue is one library per process (Node loads a path once; its worker threads load the
