@@ -96,7 +96,6 @@ const NO_SCRATCH = new Uint32Array(0);
 /** XLATS_NATIVE_HUGE_PAGES=0: device memory without the huge-page advice (NativeModule.adviseHugePages), to compare with it. */
 const HUGE_PAGES = process.env["XLATS_NATIVE_HUGE_PAGES"]?.trim() !== "0";
 
-
 const isFault = (e: unknown): e is Error => e instanceof Error && (e as { code?: unknown }).code === "XLATS_NATIVE_FAULT";
 
 /** A loaded module: runs its kernels on a device memory. */
@@ -180,9 +179,9 @@ export class NativeModule implements CallListRunner {
 
   /**
    * Asks the OS to back `memory` with transparent huge pages (glue.ts, madvise), where it
-   * grants them: a stream over 4 KiB pages restarts the hardware prefetchers at every page
-   * and takes a TLB miss a page, and on a VM each first touch of a 4 KiB page is a fault
-   * the hypervisor serves (docs/benchmarks.md, session 54). Returns the bytes advised.
+   * grants them. On the Zen 5 VM 4 KiB pages cost GPT-2's decode step a third of its time
+   * and each first touch of one was a fault the hypervisor served, 20-40 us; sequential
+   * streams read alike on both (docs/benchmarks.md, session 54). Returns the bytes advised.
    */
   adviseHugePages(memory: WebAssembly.Memory): number {
     return HUGE_PAGES ? this.exports.adviseHugePages(new Uint8Array(memory.buffer)) : 0;

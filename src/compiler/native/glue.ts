@@ -1112,7 +1112,7 @@ static napi_value xk_install_guard(napi_env env, napi_callback_info info) {
    with transparent huge pages (madvise MADV_HUGEPAGE over its whole pages; the kernel makes
    huge pages of the 2 MiB-aligned stretches inside). Pages already touched stay small
    until the kernel's khugepaged merges them; new ones fault in 2 MiB at a time. Returns
-   the bytes advised: 0 where the system has no such advice or refused it (THP off). */
+   the bytes advised: 0 where the system has no such advice or refuses it. */
 static napi_value xk_advise_huge_pages(napi_env env, napi_callback_info info) {
   size_t argc = 1;
   napi_value argv[1], advised;
