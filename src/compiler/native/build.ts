@@ -179,7 +179,7 @@ export class NativeModule implements CallListRunner {
 
   /**
    * Asks the OS to back `memory` with transparent huge pages (glue.ts, madvise), where it
-   * grants them. On the Zen 5 VM 4 KiB pages cost GPT-2's decode step a third of its time
+   * grants them. On the Zen 5 VM 4 KiB pages cost GPT-2's decode step about a fifth of its time
    * and each first touch of one was a fault the hypervisor served, 20-40 us; sequential
    * streams read alike on both (docs/benchmarks.md, session 54). Returns the bytes advised.
    */
