@@ -31,6 +31,10 @@ function needsAdvice(t: TestContext): boolean {
     t.skip(`transparent huge pages are not in madvise mode here (${mode.trim() || "no /sys/kernel/mm/transparent_hugepage"})`);
     return false;
   }
+  if (!readFileSync("/proc/self/smaps", "utf8").includes("THPeligible:")) {
+    t.skip("this kernel's /proc/self/smaps has no THPeligible lines (before Linux 5.0)");
+    return false;
+  }
   return true;
 }
 
