@@ -217,6 +217,8 @@ export class Executable {
     this.kernelPlacement = placement;
     this.kernels = kernels.map((k) => ("bind" in k ? { direct: k.bind(placement) } : k));
     this.listed = kernels.map((k) => ("bind" in k ? k.listed : undefined));
+    // Huge pages for the device memory from now on, before the constants below and the arrays placed later are first written.
+    if (native !== undefined) device.memory.adviseOnGrowth((m) => native.module.adviseHugePages(m));
     this.argumentLeaves = program.parameterLeaves.flat();
     program.constants.forEach((c, i) => device.view(c.shape, this.placement.constantOffsets[i]!).set(c.data as never));
     const scratch = scratchPerThread(program) * this.placement.scratchOffsets.length;

@@ -24,6 +24,8 @@ export class LinearMemory implements DeviceMemory {
   readonly shared: boolean;
   /** Absent where the memory was opened from a handle: its ranges are the host's to hand out. */
   private readonly allocator: BufferAllocator | undefined;
+  /** Called with the memory after each growth, before its new bytes are written (adviseOnGrowth). */
+  private growthAdvice: ((memory: WebAssembly.Memory) => void) | undefined;
 
   constructor(options: LinearMemoryOptions);
   /** @internal the memory `open` wraps */
@@ -63,6 +65,18 @@ export class LinearMemory implements DeviceMemory {
   hostBuffer(): SharedArrayBuffer {
     if (!this.shared) throw new ExecutionError("device memory: an unshared memory cannot be viewed by another thread");
     return this.memory.buffer as SharedArrayBuffer;
+  }
+
+  /**
+   * Has `advise` called on the memory now and after every growth, before anything is
+   * written to the new bytes: the native backend's huge-page advice (native/build.ts),
+   * which must reach pages before their first touch. One advice a memory: later calls,
+   * from other programs of the same process-wide glue, change nothing.
+   */
+  adviseOnGrowth(advise: (memory: WebAssembly.Memory) => void): void {
+    if (this.growthAdvice !== undefined) return;
+    this.growthAdvice = advise;
+    advise(this.memory);
   }
 
   get bytesInUse(): number {
@@ -118,6 +132,7 @@ export class LinearMemory implements DeviceMemory {
         "device memory", atLeast);
     }
     this.memory.grow(pages);
+    this.growthAdvice?.(this.memory);
     this.allocator!.extend(oldBytes + pages * PAGE_BYTES);
   }
 }

@@ -93,6 +93,8 @@ export async function buildNativeModule(kernels: readonly NativeKernelBuild[], n
 
 const NO_SCRATCH = new Uint32Array(0);
 
+/** XLATS_NATIVE_HUGE_PAGES=0: device memory without the huge-page advice (NativeModule.adviseHugePages), to compare with it. */
+const HUGE_PAGES = process.env["XLATS_NATIVE_HUGE_PAGES"]?.trim() !== "0";
 
 const isFault = (e: unknown): e is Error => e instanceof Error && (e as { code?: unknown }).code === "XLATS_NATIVE_FAULT";
 
@@ -159,15 +161,30 @@ export class NativeModule implements CallListRunner {
     return this.poisoned;
   }
 
-  /** A view of the memory's current buffer (a new one after memory.grow). */
+  /**
+   * A view of the memory's current buffer (a new one after memory.grow), advised to huge
+   * pages when new (adviseHugePages: a memory grown where no advice reached it, such as
+   * the host's memory of a device worker, is advised at its first run here).
+   */
   private bytes(memory: WebAssembly.Memory): Uint8Array {
     const buffer = memory.buffer;
     if (memory !== this.memory || buffer !== this.buffer) {
       this.memory = memory;
       this.buffer = buffer;
       this.view = new Uint8Array(buffer);
+      this.adviseHugePages(memory);
     }
     return this.view!;
+  }
+
+  /**
+   * Asks the OS to back `memory` with transparent huge pages (glue.ts, madvise), where it
+   * grants them. On the Zen 5 VM 4 KiB pages cost GPT-2's decode step about a fifth of its time
+   * and each first touch of one was a fault the hypervisor served, 20-40 us; sequential
+   * streams read alike on both (docs/benchmarks.md, session 54). Returns the bytes advised.
+   */
+  adviseHugePages(memory: WebAssembly.Memory): number {
+    return HUGE_PAGES ? this.exports.adviseHugePages(new Uint8Array(memory.buffer)) : 0;
   }
 
   /**

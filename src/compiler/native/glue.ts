@@ -27,7 +27,8 @@
 // kernel may touch, from its declared access (whole buffers, or rows [begin, end) of
 // row-wise buffers, where offsets wrap at 2^32 as in wasm32), is checked against the
 // memory's length before the kernel runs, so a bad offset is a thrown RangeError, never
-// a stray write.
+// a stray write. A program's entry points also hold `adviseHugePages(memory: Uint8Array)`,
+// which advises the device memory to transparent huge pages (build.ts adviseHugePages).
 //
 // The process's services: the fault guard and the thread pool are the glue's, and the
 // glue is one library per process (Node loads a path once; its worker threads load the
@@ -1107,6 +1108,27 @@ static napi_value xk_install_guard(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
+/* adviseHugePages(memory: Uint8Array): asks the kernel to back the device memory's pages
+   with transparent huge pages (madvise MADV_HUGEPAGE over its whole pages; the kernel makes
+   huge pages of the 2 MiB-aligned stretches inside). Pages already touched stay small
+   until the kernel's khugepaged merges them; new ones fault in 2 MiB at a time. Returns
+   the bytes advised: 0 where the system has no such advice or refuses it. */
+static napi_value xk_advise_huge_pages(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1], advised;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc != 1) return xk_fail(env, "adviseHugePages: expects the device memory");
+  napi_typedarray_type type; size_t length; void *mem; napi_value buffer; size_t offset;
+  if (napi_get_typedarray_info(env, argv[0], &type, &length, &mem, &buffer, &offset) != napi_ok || type != napi_uint8_array) return xk_fail(env, "adviseHugePages: memory is not a Uint8Array");
+  double bytes = 0;
+#ifdef MADV_HUGEPAGE
+  uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+  uintptr_t lo = ((uintptr_t)mem + page - 1) & ~(page - 1), hi = ((uintptr_t)mem + length) & ~(page - 1);
+  if (hi > lo && madvise((void *)lo, hi - lo, MADV_HUGEPAGE) == 0) bytes = (double)(hi - lo);
+#endif
+  if (napi_create_double(env, bytes, &advised) != napi_ok) return NULL;
+  return advised;
+}
+
 /* Sets exports[name] to a function of f with the program m as its data. */
 static int xk_export(napi_env env, napi_value exports, const char *name, napi_callback f, void *m) {
   napi_value fn;
@@ -1114,7 +1136,7 @@ static int xk_export(napi_env env, napi_value exports, const char *name, napi_ca
 }
 
 /* load(path): the program module at path (a shared object of its kernels and their table,
-   glueTableSource) loaded, its { run, runCalls, kernels }. A library function a kernel calls
+   glueTableSource) loaded, its { run, runCalls, adviseHugePages, kernels }. A library function a kernel calls
    is bound now (RTLD_NOW), from the process's C library: a missing one is an Error here,
    not a crash in a later call. RTLD_LOCAL: programs' symbols never bind to each other. */
 static napi_value xk_load(napi_env env, napi_callback_info info) {
@@ -1140,7 +1162,8 @@ static napi_value xk_load(napi_env env, napi_callback_info info) {
   }
   napi_value exports, count;
   if (napi_create_object(env, &exports) != napi_ok) return NULL;
-  if (!xk_export(env, exports, "run", xk_entry_run, (void *)m) || !xk_export(env, exports, "runCalls", xk_entry_run_calls, (void *)m)) return NULL;
+  if (!xk_export(env, exports, "run", xk_entry_run, (void *)m) || !xk_export(env, exports, "runCalls", xk_entry_run_calls, (void *)m)
+    || !xk_export(env, exports, "adviseHugePages", xk_advise_huge_pages, NULL)) return NULL;
   if (napi_create_int32(env, m->count, &count) != napi_ok || napi_set_named_property(env, exports, "kernels", count) != napi_ok) return NULL;
   return exports;
 }
@@ -1292,7 +1315,9 @@ export function glueModuleSource(options: { readonly testSeam?: boolean } = {}):
 #include <stdint.h>
 #include <stdlib.h>
 #include <stdio.h>
-#include <string.h>`, SHARED_TYPES, GUARD, POOL_CLOCK, options.testSeam === true ? SEAM_ON : SEAM_OFF, POOL, BALANCE, KERNELS, `#define XK_ABI ${JSON.stringify(GLUE_ABI)}`, ENTRY].join("\n");
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>`, SHARED_TYPES, GUARD, POOL_CLOCK, options.testSeam === true ? SEAM_ON : SEAM_OFF, POOL, BALANCE, KERNELS, `#define XK_ABI ${JSON.stringify(GLUE_ABI)}`, ENTRY].join("\n");
 }
 
 /** A program module's own part of the glue: its kernels' table, after their definitions, as the exported `xk_program`. */

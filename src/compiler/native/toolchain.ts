@@ -57,6 +57,8 @@ export interface NativeModuleExports {
   run(kernel: number, memory: Uint8Array, pointers: Uint32Array, begin: number, end: number, threads: number, scratch: Uint32Array): void;
   /** Runs a call list (glue.ts's encodeCalls); errors as run's, calls[0] naming the kernel whose call failed. */
   runCalls(memory: Uint8Array, calls: Uint32Array, threads: number, scratch: Uint32Array, times: Float64Array | null): void;
+  /** Advises the kernel to back the memory's pages with transparent huge pages (glue.ts); the bytes advised, 0 where it cannot. */
+  adviseHugePages(memory: Uint8Array): number;
   readonly kernels: number;
 }
 

@@ -1,0 +1,94 @@
+// The native backend's memory-bound kernels against onnxruntime-node at one thread, as
+// distributions (a probe, not a test): the bench's workloads (default sum 16M; only=
+// names others: add, fused, softmax, gpt2) through the bench's runners, xlats-native and
+// ort-node in one process, interleaved round by round, each round `runs` runs of each.
+// Every run is timed by the wall clock and by the process's CPU time (on this shared
+// 2-core VM, the time a run computed rather than the time it waited for a core), and
+// printed as the median (10th-90th percentile) of all runs, with the round-by-round ratio
+// of the medians (xlats-native / ort-node). The process's AnonHugePages
+// (/proc/self/smaps_rollup) says how much of its memory is on 2 MiB pages.
+// `sum=N,...`: sums of those element counts instead of the bench's 16M (from the L2 out to memory).
+//   node dist/bench/membw_probe.js [rounds=8] [runs=20] [only=sum,add,...] [sum=262144,...] [threads=1]
+
+import { readFileSync } from "node:fs";
+import { median, type Prepared, type Runner, type RunnerModule } from "./harness/runner.js";
+import { createCompiledRunner } from "./runners/xlats_compiled.js";
+import { planWorkloads } from "./harness/plan.js";
+import { checkResult } from "./workloads/reference.js";
+import { describe, firstWeight, inputShapes, makeInputs, measure, type Workload } from "./workloads/specs.js";
+
+const args = process.argv.slice(2);
+const arg = (name: string, fallback: string): string => args.find((a) => a.startsWith(`${name}=`))?.slice(name.length + 1) ?? fallback;
+const rounds = Number(arg("rounds", "8"));
+const runs = Number(arg("runs", "20"));
+const threads = Number(arg("threads", "1"));
+const only = arg("only", "sum").split(",");
+if (!(rounds >= 1) || !(runs >= 1) || !(threads >= 1)) throw new Error("membw_probe: rounds, runs and threads >= 1");
+const sumSizes = args.find((a) => a.startsWith("sum="))?.slice(4).split(",").map(Number);
+const workloads: Workload[] = [
+  ...(sumSizes ?? []).map((n): Workload => ({ kind: "sum", n })),
+  ...planWorkloads(false).map((p) => p.full).filter((w) => only.includes(w.kind) && !(w.kind === "sum" && sumSizes !== undefined) && (w.kind !== "gpt2" || w.phase === "decode")),
+];
+
+function anonHugeKiB(): string {
+  try {
+    const m = /AnonHugePages:\s+(\d+) kB/.exec(readFileSync("/proc/self/smaps_rollup", "utf8"));
+    return m === null ? "n/a" : `${m[1]} kB`;
+  } catch {
+    return "n/a";
+  }
+}
+
+const peer = async (file: string): Promise<Runner> =>
+  ((await import(new URL(`../../bench/peers/${file}`, import.meta.url).href)) as RunnerModule).createRunner({ threads });
+const makers: { label: string; make: () => Promise<Runner> }[] = [
+  { label: "xlats-native", make: async () => createCompiledRunner("native", threads) },
+  { label: "ort-node", make: () => peer("ort_node.mjs") },
+];
+
+const quantile = (xs: readonly number[], q: number): number => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))]!;
+const fmt = (x: number): string => (x >= 100 ? x.toFixed(0) : x.toFixed(1));
+const spread = (xs: readonly number[]): string => `${fmt(median(xs))} (${fmt(quantile(xs, 0.1))}-${fmt(quantile(xs, 0.9))})`;
+
+for (const w of workloads) {
+  const inputs = makeInputs(w);
+  const live: { label: string; runner: Runner; prepared: Prepared; wall: number[]; cpu: number[]; roundCpu: number[] }[] = [];
+  for (const m of makers) {
+    const runner = await m.make();
+    const why = await runner.init();
+    if (why !== undefined) { console.log(`${m.label}: n/a (${why})`); continue; }
+    const prepared = await runner.setup(w, inputs, inputShapes(w), firstWeight(w));
+    if (typeof prepared === "string") { console.log(`${m.label}: n/a (${prepared})`); await runner.close?.(); continue; }
+    const bad = checkResult(w, inputs, await prepared.result());
+    if (bad !== undefined) throw new Error(`${m.label} on ${describe(w)}: wrong result: ${bad}`);
+    live.push({ label: m.label, runner, prepared, wall: [], cpu: [], roundCpu: [] });
+  }
+  const amount = measure(w).amount / (measure(w).unit === "steps/s" ? 1 : 1e9);
+  for (let round = 0; round < rounds; round++) {
+    // The order alternates, so that neither runner always follows the other.
+    for (const l of round % 2 === 0 ? live : [...live].reverse()) {
+      await l.prepared.run();
+      const cpu: number[] = [];
+      for (let i = 0; i < runs; i++) {
+        const c0 = process.cpuUsage();
+        const t0 = performance.now();
+        await l.prepared.run();
+        const wall = (performance.now() - t0) / 1000;
+        const c = process.cpuUsage(c0);
+        l.wall.push(amount / wall);
+        cpu.push(amount / ((c.user + c.system) / 1e6));
+      }
+      for (const x of cpu) l.cpu.push(x);
+      l.roundCpu.push(median(cpu));
+    }
+  }
+  console.log(`\n${describe(w)} at ${threads} thread(s): ${rounds} interleaved rounds of ${runs} runs (${measure(w).unit}, median (10th-90th percentile)); AnonHugePages ${anonHugeKiB()}`);
+  for (const l of live) console.log(`  ${l.label.padEnd(13)} per CPU second ${spread(l.cpu)}   wall ${spread(l.wall)}`);
+  const [a, b] = live;
+  if (a !== undefined && b !== undefined) {
+    const ratios = a.roundCpu.map((x, i) => x / b.roundCpu[i]!);
+    console.log(`  ${a.label} / ${b.label} by round (per CPU second): ${median(ratios).toFixed(2)} (${Math.min(...ratios).toFixed(2)}-${Math.max(...ratios).toFixed(2)}), ${ratios.filter((r) => r >= 1).length} of ${rounds} rounds >= 1`);
+  }
+  for (const l of live) { await l.prepared.dispose?.(); await l.runner.close?.(); }
+}
+process.exit(0);
