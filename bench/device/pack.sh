@@ -65,17 +65,14 @@ BM=bench/node_modules
   find "$BM/@jax-js/jax/dist" -name '*.js' -print0
 } | stage
 
-# The Vulkan loader, for a machine without one (the device README's recipe: apt's libvulkan1).
-DEB=$(ls /var/cache/apt/archives/libvulkan1_*_amd64.deb 2>/dev/null | head -1 || true)
-if [ -z "$DEB" ]; then
-  LISTS=$(mktemp -d)
-  o="-oAPT::Architecture=amd64 -oAPT::Architectures=amd64 -oDir::State::Lists=$LISTS"
-  # shellcheck disable=SC2086
-  (apt-get $o update -qq >/dev/null && cd "$OUTDIR" && apt-get $o download -qq libvulkan1) || { echo "pack.sh: could not download libvulkan1" >&2; exit 1; }
-  rm -rf "$LISTS"
-else
-  cp "$DEB" "$OUTDIR/"
-fi
+# The Vulkan loader, for a machine without one (the device README's recipe: apt's
+# libvulkan1), and libglvnd0, whose libGLdispatch NVIDIA's Vulkan driver (libGLX_nvidia) loads.
+LISTS=$(mktemp -d)
+o="-oAPT::Architecture=amd64 -oAPT::Architectures=amd64 -oDir::State::Lists=$LISTS"
+# shellcheck disable=SC2086
+(apt-get $o update -qq >/dev/null && cd "$OUTDIR" && apt-get $o download -qq libvulkan1 libglvnd0) \
+  || { echo "pack.sh: could not download libvulkan1 and libglvnd0 (apt-get needs the network here)" >&2; exit 1; }
+rm -rf "$LISTS"
 
 (cd "$STAGE" && tar -cf - node dist node_modules bench | xz -T0 -6 > "$OLDPWD/$OUTDIR/bundle.tar.xz")
 {
