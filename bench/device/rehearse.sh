@@ -26,7 +26,7 @@ done
 TRACKED=$(cd "$CLONE" && git ls-files -z | du --files0-from=- -cb | tail -1 | cut -f1)
 CARRIED=$(du -sb "$CLONE/.gpu" | cut -f1)
 echo "rehearse.sh: sends $((TRACKED / 1024 / 1024)) MiB of tracked files + $((CARRIED / 1024 / 1024)) MiB of .gpu = $(((TRACKED + CARRIED) / 1024 / 1024)) MiB (the tool's limit: 64)"
-NET=(unshare -n)
+NET=("$(command -v unshare)" -n)
 unshare -n true 2>/dev/null || { NET=(); echo "rehearse.sh: unshare -n not permitted: the network stays"; }
 START=$(date +%s)
 set +e
