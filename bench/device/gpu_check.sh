@@ -77,7 +77,8 @@ else
 fi
 NVIDIA_ICD=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 ICDS=$(ls /usr/share/vulkan/icd.d/*.json /etc/vulkan/icd.d/*.json /usr/local/share/vulkan/icd.d/*.json 2>/dev/null | tr '\n' ' ')
-say "Vulkan drivers: ${VK_DRIVER_FILES:-${VK_ICD_FILENAMES:-${ICDS:-none in the loader's folders}}}"
+DRIVERS=${VK_DRIVER_FILES:-${VK_ICD_FILENAMES:-$ICDS}}
+say "Vulkan drivers: ${DRIVERS:-none in the folders the loader reads}"
 if [ -z "${VK_DRIVER_FILES:-}${VK_ICD_FILENAMES:-}" ] && [ -f "$NVIDIA_ICD" ] && ! grep -qil nvidia $ICDS /dev/null 2>/dev/null; then
   export VK_DRIVER_FILES=$NVIDIA_ICD
   say "VK_DRIVER_FILES=$NVIDIA_ICD (NVIDIA's driver file, outside the loader's folders)"
@@ -95,7 +96,8 @@ field() { "$NODE" -e 'const p = JSON.parse(process.argv[1] || "{}"); const v = p
 PROBE=$(probe)
 if [ "$(field "$PROBE" hasAdapter)" != true ] || [ "$(field "$PROBE" software)" = true ]; then
   if [ -f "$NVIDIA_ICD" ] && [ "${VK_DRIVER_FILES:-}" != "$NVIDIA_ICD" ]; then
-    say "Dawn found ${PROBE:+$(field "$PROBE" adapter)}${PROBE:-no answer}: trying VK_DRIVER_FILES=$NVIDIA_ICD"
+    FOUND=$(field "$PROBE" adapter)
+    say "Dawn found ${FOUND:-no adapter (the probe gave no answer)}: trying VK_DRIVER_FILES=$NVIDIA_ICD"
     export VK_DRIVER_FILES=$NVIDIA_ICD
     PROBE=$(probe)
   fi
