@@ -33,8 +33,9 @@ say() { echo "[gpu_check $((SECONDS - START)) s] $*"; }
 note() { NOTES+=("$1"); say "NOTE: $1"; }
 finish() {
   local status=$1 detail=$2
-  local joined=""
-  [ ${#NOTES[@]} -gt 0 ] && joined=" Notes: $(IFS='; '; echo "${NOTES[*]}")."
+  local joined="" n
+  for n in "${NOTES[@]}"; do joined+="${joined:+; }$n"; done
+  [ -n "$joined" ] && joined=" Notes: $joined."
   echo "GPU_CHECK: $status after $((SECONDS - START)) s. $detail$joined"
   exit "$([ "$status" = FAIL ] && echo 1 || echo 0)"
 }
