@@ -105,7 +105,8 @@ if [ "$(field "$PROBE" hasAdapter)" != true ] || [ "$(field "$PROBE" software)" 
 fi
 ADAPTER=$(field "$PROBE" adapter)
 say "Dawn adapter: ${ADAPTER:-none (the probe gave no answer)}"
-say "f32 FMA peak: $(field "$PROBE" peakGflops | cut -d. -f1) GFLOP/s $(field "$PROBE" peakUnavailable)"
+PEAK=$(field "$PROBE" peakGflops | cut -d. -f1)
+if [ -n "$PEAK" ]; then say "f32 FMA peak: $PEAK GFLOP/s"; else say "f32 FMA peak: not measured $(field "$PROBE" peakUnavailable)"; fi
 if [ "$(field "$PROBE" hasAdapter)" != true ]; then
   note "Dawn has no WebGPU adapter (${ADAPTER:-no answer}): every cell below is n/a"
 elif [ "$(field "$PROBE" software)" = true ]; then

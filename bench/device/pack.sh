@@ -9,9 +9,11 @@
 # .gpu/bundle.tar.xz holds, under the repository's own paths (gpu_check.sh unpacks it over
 # the repo's copy there): this machine's Node binary (node/bin/node), the built dist/src and
 # dist/bench (.js only), the webgpu package with its linux-x64 dawn.node alone, and of
-# bench/node_modules only the files the three GPU peers load in Node. Beside it the Vulkan
-# loader's .deb (apt's libvulkan1; that machine may have none). Prints the sizes; fails if
-# the folder is over 60 MiB (the device tool carries 64 MiB in all, the repo's files included).
+# bench/node_modules only the files the three GPU peers load in Node. Beside it apt's .debs
+# of the Vulkan loader (libvulkan1; that machine may have none) and libglvnd0. Prints the
+# sizes; fails if the folder is over 60 MiB (the device tool carries 64 MiB in all, the
+# repo's files included). dawn.node (webgpu 0.6.2) needs glibc 2.34 and GCC 12's libstdc++
+# (GLIBCXX_3.4.30) there; without them gpu_check.sh's probe says Dawn could not be loaded.
 set -euo pipefail
 cd "$(git rev-parse --show-toplevel)"
 OUTDIR=.gpu
@@ -46,10 +48,11 @@ mkdir -p "$STAGE/node_modules/webgpu/dist/linux-x64"
 cp node_modules/webgpu/package.json node_modules/webgpu/index.js node_modules/webgpu/LICENSE.md "$STAGE/node_modules/webgpu/"
 cp node_modules/webgpu/dist/linux-x64/dawn.node "$STAGE/node_modules/webgpu/dist/linux-x64/"
 
-# The GPU peers' files, as Node loads them (read off strace of each peer's run in Node,
-# bench/device/README): onnxruntime-web's WebGPU build and its wasm, and nothing else of its
-# 136 MiB; tfjs-core and its webgpu backend as their one-file node builds; jax-js' ES
-# module build (its dist, JavaScript only: its chunks import each other).
+# The GPU peers' files, as Node loads them (read off `strace -f -e trace=openat` of each
+# peer's child run, `node dist/bench/webgpu_node.js --child NAME:1 --workloads 4 --quick`):
+# onnxruntime-web's WebGPU build and its wasm, and nothing else of its 136 MiB; tfjs-core
+# and its webgpu backend as their one-file node builds; jax-js' ES module build (its dist,
+# JavaScript only: its chunks import each other).
 BM=bench/node_modules
 {
   printf '%s\0' \
