@@ -47,7 +47,7 @@ export function planWorkloads(quick: boolean): PlannedWorkload[] {
 
 /** The kinds the GPU benches run (not add, sum or the MLP's inference: none of issue 23's targets). */
 const GPU_KINDS: ReadonlySet<string> = new Set(["matmul", "gpt2", "transformer", "softmax", "fused", "conv", "mlp"]);
-/** Issue 23's targets' kinds beside the largest matmul, in the order a GPU sitting runs them: the decoder (GPT-2's blocks), the encoder, softmax. */
+/** Issue 23's targets' kinds beside the largest matmul, in the order a GPU sitting runs them: the decoder (GPT-2), the encoder, softmax. */
 const GPU_TARGET_KINDS: readonly string[] = ["gpt2", "transformer", "softmax"];
 
 /** The matmul of the most FLOPs in `plan` (issue 23's matmul target), if any. */
@@ -64,8 +64,8 @@ export function isGpuTargetWorkload(p: PlannedWorkload, plan: readonly PlannedWo
 /**
  * The workloads of the GPU benches (bench/webgpu_node.ts in Node on Dawn, `npm run
  * bench:webgpu` in Chromium): the issue's matmul of 4096 (the largest of --quick's), then
- * the other targets' workloads (the decoder's first), then the rest. A sitting with a time limit (a lent GPU
- * machine's ten minutes) spends it on the targets first.
+ * the other targets' workloads (the decoder's first), then the rest. A sitting with a time
+ * limit (a lent GPU machine's ten minutes) spends it on the targets first.
  */
 export function planGpuWorkloads(quick: boolean): PlannedWorkload[] {
   const cpu = planWorkloads(quick).filter((p) => GPU_KINDS.has(p.kind));
