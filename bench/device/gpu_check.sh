@@ -25,6 +25,7 @@ ROOT=$PWD
 OUT=${OUT:-/tmp/gpu_check_out}
 mkdir -p "$OUT"
 exec > >(tee "$OUT/gpu_check.log") 2>&1
+TEE=$!
 TOTAL_S=${GPU_CHECK_SECONDS:-420}
 CELL_S=${GPU_CHECK_CELL_TIMEOUT:-60}
 START=$SECONDS
@@ -37,6 +38,9 @@ finish() {
   for n in "${NOTES[@]}"; do joined+="${joined:+; }$n"; done
   [ -n "$joined" ] && joined=" Notes: $joined."
   echo "GPU_CHECK: $status after $((SECONDS - START)) s. $detail$joined"
+  # tee has the last line on the way: let it write it before the script ends.
+  exec >&- 2>&-
+  wait "$TEE" 2>/dev/null
   exit "$([ "$status" = FAIL ] && echo 1 || echo 0)"
 }
 
