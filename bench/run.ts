@@ -13,18 +13,14 @@
 // dependencies (npm ci --prefix bench), never the root's. Prints one markdown table; exits
 // non-zero when any result check fails.
 
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { measureRunner, type CellResult } from "./harness/measure.js";
+import { runChild, serveChild, type ChildRequest } from "./harness/child.js";
 import { LIBRARIES, planRunners, planWorkloads, type RunnerConfig } from "./harness/plan.js";
 import { hasRelaxedSimd, systemInfo } from "./harness/system.js";
 import { measurePeakFlops, type PeakFlops } from "./harness/peak.js";
 import { parseRounds, roundsSummary, runRounds } from "./harness/rounds.js";
 import { buildCeiling, buildTable, buildTargets } from "./harness/table.js";
-import { describe } from "./workloads/specs.js";
-
-const RESULT_PREFIX = "@@bench-result ";
-const START_PREFIX = "@@bench-start ";
 
 interface Options {
   readonly quick: boolean;
@@ -78,77 +74,9 @@ if (plan.length === 0) {
 }
 
 if (options.child !== undefined) {
-  await measureRunner(options.child, plan, options.quick,
-    (cell) => process.stdout.write(`${RESULT_PREFIX}${JSON.stringify(cell)}\n`),
-    (p) => process.stdout.write(`${START_PREFIX}${fullPlan.indexOf(p)}\n`));
+  await serveChild(options.child, fullPlan, plan, options.quick);
   // Some peers keep worker threads alive (onnxruntime-web's pthreads): leave explicitly.
   process.exit(0);
-}
-
-/** Longest one workload may take on one runner (setup, check, timing) before it is skipped. */
-const WORKLOAD_TIMEOUT_S = options.timeoutS ?? (options.quick ? 10 : 30);
-
-/**
- * Runs one runner in a child process over `todo` (indices into the plan); its cells as they
- * arrive. A workload that runs past WORKLOAD_TIMEOUT_S is "n/a: over N s" and the child is
- * restarted on the rest; a child that dies leaves "fail" on the workload it was running.
- */
-function runChild(config: RunnerConfig, todo: readonly number[], round: string): Promise<CellResult[]> {
-  const script = fileURLToPath(import.meta.url);
-  const args = [...process.execArgv, ...RELAXED_ARGS, script, "--child", `${config.name}:${config.threads}`, "--workloads", todo.join(","),
-    ...(options.quick ? ["--quick"] : [])];
-  return new Promise((resolve) => {
-    const cells: CellResult[] = [];
-    const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "inherit"] });
-    let current: number | undefined;
-    let timedOut = false;
-    let timer: NodeJS.Timeout | undefined;
-    const cellFor = (index: number, outcome: CellResult["outcome"]): CellResult =>
-      ({ runner: config, kind: fullPlan[index]!.kind, label: describe(fullPlan[index]!.full), outcome });
-    let buffered = "";
-    child.stdout.setEncoding("utf8");
-    child.stdout.on("data", (chunk: string) => {
-      buffered += chunk;
-      let nl;
-      while ((nl = buffered.indexOf("\n")) >= 0) {
-        const line = buffered.slice(0, nl);
-        buffered = buffered.slice(nl + 1);
-        if (line.startsWith(START_PREFIX)) {
-          current = Number(line.slice(START_PREFIX.length));
-          clearTimeout(timer);
-          timer = setTimeout(() => { timedOut = true; child.kill("SIGKILL"); }, WORKLOAD_TIMEOUT_S * 1000);
-          continue;
-        }
-        if (!line.startsWith(RESULT_PREFIX)) { process.stderr.write(`${line}\n`); continue; }
-        const cell = JSON.parse(line.slice(RESULT_PREFIX.length)) as CellResult;
-        cells.push(cell);
-        clearTimeout(timer);
-        current = undefined;
-        const o = cell.outcome;
-        const what = o.status === "ok"
-          ? `${(o.seconds * 1000).toFixed(2)} ms (${o.runs} run${o.runs > 1 ? "s" : ""})${o.detail !== undefined ? `; ${o.detail}` : ""}`
-          : `${o.status}: ${o.reason}`;
-        process.stderr.write(`  ${round}${config.name} ${config.threads}t  ${cell.label}: ${what}\n`);
-      }
-    });
-    child.on("exit", (code, signal) => {
-      clearTimeout(timer);
-      const done = new Set(cells.map((c) => fullPlan.findIndex((p) => describe(p.full) === c.label)));
-      if (current !== undefined && !done.has(current)) {
-        const outcome: CellResult["outcome"] = timedOut
-          ? { status: "na", reason: `over ${WORKLOAD_TIMEOUT_S} s (skipped)` }
-          : { status: "fail", reason: `process ended (${signal ?? `exit ${code}`}) during this workload` };
-        cells.push(cellFor(current, outcome));
-        process.stderr.write(`  ${round}${config.name} ${config.threads}t  ${describe(fullPlan[current]!.full)}: ${outcome.status}: ${outcome.reason}\n`);
-        done.add(current);
-      }
-      const rest = todo.filter((i) => !done.has(i));
-      if (rest.length === 0) { resolve(cells); return; }
-      if (timedOut || current !== undefined) { void runChild(config, rest, round).then((more) => resolve([...cells, ...more])); return; }
-      // Ended between workloads without reporting the rest: say so rather than drop them.
-      resolve([...cells, ...rest.map((i) => cellFor(i, { status: "fail", reason: `process ended (${signal ?? `exit ${code}`})` }))]);
-    });
-  });
 }
 
 const unknown = (options.runners ?? []).filter((r) => !(LIBRARIES as readonly string[]).includes(r));
@@ -178,7 +106,14 @@ const runners = planRunners(options.threads).filter((c) => options.runners === u
 const GEMM_BOUND = new Set(["gpt2", "mlp-infer", "transformer"]);
 const probesPeak = runners.some((c) => c.name === "xlats-native" || c.name === "ort-node") && plan.some((p) => GEMM_BOUND.has(p.kind));
 const peaks: PeakFlops[] = probesPeak ? [measurePeakFlops(options.threads)] : [];
-const rounds = await runRounds(runners, R, (config, prefix) => runChild(config, plan.map((p) => fullPlan.indexOf(p)), prefix));
+const children: ChildRequest = {
+  nodeArgs: [...process.execArgv, ...RELAXED_ARGS, fileURLToPath(import.meta.url)],
+  childArgs: (config, todo) => ["--child", `${config.name}:${config.threads}`, "--workloads", todo.join(","), ...(options.quick ? ["--quick"] : [])],
+  fullPlan,
+  // Longest one workload may take on one runner (setup, check, timing) before it is skipped.
+  timeoutS: options.timeoutS ?? (options.quick ? 10 : 30),
+};
+const rounds = await runRounds(runners, R, (config, prefix) => runChild(children, config, plan.map((p) => fullPlan.indexOf(p)), prefix));
 if (probesPeak) peaks.push(measurePeakFlops(options.threads));
 
 const table = buildTable(plan, options.threads, rounds);

@@ -13,7 +13,7 @@
 import { writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { gpuContext } from "../src/compiler/webgpu/adapter.js";
-import { nodeGpu } from "../src/compiler/webgpu/node_gpu.js";
+import { giveNavigatorDawnGpu } from "./harness/node_gpu_globals.js";
 import { profileRunner, profileText, wgslText } from "./harness/webgpu_profile.js";
 
 const argv = process.argv.slice(2);
@@ -32,9 +32,8 @@ if (!["xlats-webgpu", "jax-webgpu"].includes(runner) || !(Number.isInteger(reps)
 
 if (runner === "jax-webgpu") {
   // jax-js takes its GPU from navigator.gpu (and reads navigator.userAgent): Dawn's, as xlats' backend makes it.
-  const gpu = await nodeGpu();
-  if (typeof gpu === "string") { console.error(gpu); process.exit(2); }
-  Object.defineProperty(globalThis, "navigator", { value: { gpu, userAgent: "node" }, configurable: true });
+  const why = await giveNavigatorDawnGpu();
+  if (why !== undefined) { console.error(why); process.exit(2); }
 }
 
 const deviceOf = async (name: string): Promise<unknown> => {

@@ -6,16 +6,19 @@
 // browser globals used are declared here).
 
 import { measureRunner, type CellResult } from "../harness/measure.js";
-import { planWorkloads } from "../harness/plan.js";
+import { planGpuWorkloads, planWorkloads } from "../harness/plan.js";
 import { profileRunner, type WebGpuProfile } from "../harness/webgpu_profile.js";
 import { gpuContext } from "../../src/compiler/webgpu/adapter.js";
 import { describe } from "../workloads/specs.js";
+import { adapterText, type AdapterInfoFields } from "../harness/gpu_sitting.js";
 
 /** What run.ts asks for: one runner, one thread count, workloads as indices into the plan. */
 export interface BenchRequest {
   readonly name: string;
   readonly threads: number;
   readonly quick: boolean;
+  /** The indices are into the GPU benches' plan (planGpuWorkloads), not the CPU's. */
+  readonly gpuPlan: boolean;
   readonly workloads: readonly number[];
 }
 
@@ -35,11 +38,10 @@ export interface RunInfo {
   readonly note?: string;
 }
 
-interface AdapterInfo { readonly vendor: string; readonly architecture: string; readonly device: string; readonly description: string }
 interface BrowserGlobals {
   readonly navigator: {
     readonly userAgent: string; readonly hardwareConcurrency: number;
-    readonly gpu?: { requestAdapter(): Promise<{ readonly info: AdapterInfo } | null> };
+    readonly gpu?: { requestAdapter(): Promise<{ readonly info: AdapterInfoFields } | null> };
   };
   readonly crossOriginIsolated?: boolean;
   /** Set by run.ts (page.exposeFunction): one cell as JSON. */
@@ -93,7 +95,7 @@ async function runInfo(name: string, threads: number): Promise<RunInfo> {
 }
 
 async function runBench(request: BenchRequest): Promise<RunInfo> {
-  const fullPlan = planWorkloads(request.quick);
+  const fullPlan = (request.gpuPlan ? planGpuWorkloads : planWorkloads)(request.quick);
   const plan = request.workloads.map((i) => fullPlan[i]!);
   const config = { name: request.name, threads: request.threads };
   // Bindings are sent at the call, in order, even while a long synchronous run follows:
@@ -127,8 +129,7 @@ async function webgpuAdapter(): Promise<string> {
   if (gpu === undefined) return "none (no navigator.gpu)";
   const adapter = await gpu.requestAdapter();
   if (adapter === null) return "none (requestAdapter gave null)";
-  const { vendor, architecture, device, description } = adapter.info;
-  return [vendor, architecture, device, description].filter((s) => s !== "").join(" ") || "unnamed adapter";
+  return adapterText(adapter.info);
 }
 
 async function environment(): Promise<PageEnvironment> {

@@ -4,7 +4,8 @@
 //   npm run bench:browser [-- --quick] [--only matmul,softmax] [--threads 1,2]
 //                         [--runners xlats-wasm,tfjs-wasm] [--timeout 30] [--chromium /usr/bin/chromium]
 //                         [--rounds R]  (as the Node bench's: every runner R times, reversed every other round)
-//   npm run bench:webgpu  [-- ...]     (the same with --webgpu: xlats-webgpu beside the GPU peers)
+//   npm run bench:webgpu  [-- ...]     (the same with --webgpu: xlats-webgpu beside the GPU peers, on the GPU
+//                                       benches' plan, planGpuWorkloads; bench/webgpu_node.ts runs it in Node on Dawn)
 //
 // serve.ts serves dist/ and bench/ on 127.0.0.1 with COOP/COEP (a cross-origin isolated page:
 // SharedArrayBuffer and wasm threads); playwright-core (bench's dependency) drives Chromium.
@@ -15,9 +16,11 @@
 // ratio within a round, as the Node bench's does.
 
 import { fileURLToPath } from "node:url";
+import { cellLine } from "../harness/child.js";
 import type { CellResult } from "../harness/measure.js";
-import { GPU_LIBRARIES, planWorkloads, type RunnerConfig } from "../harness/plan.js";
+import { GPU_LIBRARIES, planGpuWorkloads, planWorkloads, type RunnerConfig } from "../harness/plan.js";
 import { parseRounds, roundsSummary, runRounds } from "../harness/rounds.js";
+import { gpuRunnersNote, looksSoftware, SOFTWARE_CAVEAT } from "../harness/gpu_sitting.js";
 import { systemInfo } from "../harness/system.js";
 import { buildTable, buildTargets } from "../harness/table.js";
 import { describe } from "../workloads/specs.js";
@@ -28,8 +31,6 @@ import { startServer } from "./serve.js";
 /** The browser runners on the CPU, in table order. */
 const WASM_RUNNERS = ["xlats-wasm", "tfjs-wasm", "ort-web", "jax-js"] as const;
 const BROWSER_RUNNERS: readonly string[] = [...WASM_RUNNERS, ...GPU_LIBRARIES];
-/** What --webgpu runs by default: the issue's GPU workloads (not add, sum or the inference programs). */
-const WEBGPU_KINDS = ["matmul", "fused", "softmax", "conv", "mlp", "transformer"];
 
 interface Options {
   readonly quick: boolean;
@@ -53,7 +54,7 @@ function parseArgs(argv: readonly string[]): Options {
   const webgpu = argv.includes("--webgpu");
   return {
     quick: argv.includes("--quick"),
-    only: list("--only") ?? (webgpu ? WEBGPU_KINDS : undefined),
+    only: list("--only"),
     threads: (list("--threads") ?? (webgpu ? ["1"] : ["1", "2"])).map(Number),
     runners: list("--runners") ?? [...(webgpu ? GPU_LIBRARIES : WASM_RUNNERS)],
     webgpu,
@@ -64,7 +65,7 @@ function parseArgs(argv: readonly string[]): Options {
 }
 
 const options = parseArgs(process.argv.slice(2));
-const fullPlan = planWorkloads(options.quick);
+const fullPlan = (options.webgpu ? planGpuWorkloads : planWorkloads)(options.quick);
 const plan = fullPlan.filter((p) => options.only === undefined || options.only.includes(p.kind));
 const unknown = options.runners.filter((r) => !(BROWSER_RUNNERS as readonly string[]).includes(r));
 if (plan.length === 0 || unknown.length > 0 || options.threads.some((t) => !Number.isInteger(t) || t < 1)) {
@@ -88,14 +89,6 @@ const root = fileURLToPath(new URL("../../../", import.meta.url));
 
 function cellFor(config: RunnerConfig, index: number, outcome: CellResult["outcome"]): CellResult {
   return { runner: config, kind: fullPlan[index]!.kind, label: describe(fullPlan[index]!.full), outcome };
-}
-
-function logCell(config: RunnerConfig, cell: CellResult, round: string): void {
-  const o = cell.outcome;
-  const what = o.status === "ok"
-    ? `${(o.seconds * 1000).toFixed(2)} ms (${o.runs} run${o.runs > 1 ? "s" : ""})${o.detail !== undefined ? `; ${o.detail}` : ""}`
-    : `${o.status}: ${o.reason}`;
-  process.stderr.write(`  ${round}${config.name} ${config.threads}t  ${cell.label}: ${what}\n`);
 }
 
 /**
@@ -128,7 +121,7 @@ async function runPage(shared: PwContext, url: string, config: RunnerConfig, tod
     cells.push(cell);
     current = undefined;
     clearTimeout(timer);
-    logCell(config, cell, round);
+    process.stderr.write(cellLine(config, cell, round));
   });
   arm(LOAD_TIMEOUT_S);
   let ended: string | undefined;
@@ -137,7 +130,7 @@ async function runPage(shared: PwContext, url: string, config: RunnerConfig, tod
     // ort-web's page loaded: the page's load gets the same time as its runner's start.
     await page.goto(url, { timeout: LOAD_TIMEOUT_S * 1000 });
     await page.waitForFunction("globalThis.xlatsBench !== undefined", undefined, { timeout: LOAD_TIMEOUT_S * 1000 });
-    const request: BenchRequest = { name: config.name, threads: config.threads, quick: options.quick, workloads: todo };
+    const request: BenchRequest = { name: config.name, threads: config.threads, quick: options.quick, gpuPlan: options.webgpu, workloads: todo };
     const run = page.evaluate((r: BenchRequest) =>
       (globalThis as unknown as { xlatsBench: { runBench(r: BenchRequest): Promise<RunInfo> } }).xlatsBench.runBench(r), request);
     const outcome = await Promise.race([run.then((info) => ({ info })), aborted.then((why) => ({ why }))]);
@@ -154,7 +147,7 @@ async function runPage(shared: PwContext, url: string, config: RunnerConfig, tod
       ? { status: "na", reason: `over ${WORKLOAD_TIMEOUT_S} s (skipped)` }
       : { status: "fail", reason: `page ended during this workload: ${ended}` });
     cells.push(cell);
-    logCell(config, cell, round);
+    process.stderr.write(cellLine(config, cell, round));
     done.add(current);
   }
   const rest = todo.filter((i) => !done.has(i));
@@ -196,31 +189,18 @@ try {
 }
 
 /**
- * harness/table.ts's table, for the browser: the columns of runners that did not run here
- * (xlats-interp, ort-node, and those left out of --runners) go, and the Node-specific notes give way to
- * the browser's.
+ * harness/table.ts's table, for the browser: its note on threads in Node gives way to the
+ * browser's (printed below it), and its note on the ratios says they are the page's.
  */
 function browserTable(markdown: string): string {
-  const lines = markdown.split("\n");
-  const header = lines[0]!.split(" | ");
-  const drop = new Set(["xlats-interp*", "ort-node", ...BROWSER_RUNNERS.filter((r) => !options.runners.includes(r))]);
-  const wasmRan = options.runners.includes("xlats-wasm");
-  const keep = header.map((h, i) => !drop.has(h.replace(/^\| /, "").replace(/ \|$/, "")) || i === 0);
-  const out: string[] = [];
-  for (const line of lines) {
-    if (line.startsWith("|")) {
-      const parts = line.slice(1, -1).split("|");
-      out.push(`|${parts.filter((_, i) => keep[i]).join("|")}|`);
-    } else if (line.startsWith("\\* xlats-interp") || line.startsWith("Threads in Node:") || line.startsWith("native compile:")) {
-      continue;
-    } else if (line.startsWith("Ratios are")) {
-      if (wasmRan) out.push("Ratios are xlats-wasm over the peer at the same thread count, in the same page setup; \"best wasm peer\" is the " +
-        "fastest of the peers that ran.");
-    } else {
-      out.push(line);
+  return markdown.split("\n").flatMap((line) => {
+    if (line.startsWith("Threads in Node:")) return [];
+    if (line.startsWith("Ratios are")) {
+      return ["Ratios are xlats-wasm over the peer at the same thread count, in the same page setup; \"best wasm peer\" is the " +
+        "fastest of the peers that ran."];
     }
-  }
-  return out.join("\n");
+    return [line];
+  }).join("\n");
 }
 
 const table = buildTable(plan, options.threads, rounds);
@@ -232,16 +212,13 @@ console.log([
   `Browser: ${env?.userAgent ?? "unknown"}; cross-origin isolated: ${env?.crossOriginIsolated === true ? "yes" : "no"} ` +
     `(SharedArrayBuffer ${env?.sharedArrayBuffer === true ? "yes" : "no"}); navigator.hardwareConcurrency ${env?.hardwareConcurrency ?? "?"}; ` +
     `relaxed SIMD ${env?.relaxedSimd === true ? "on" : "off"}. ` +
-    (wantsGpu ? `WebGPU adapter: ${env?.webgpuAdapter ?? "unknown"}${/swiftshader/i.test(env?.webgpuAdapter ?? "") ? " (software: the figures show that everything runs and is correct, not a GPU's speed)" : ""}. ` : "") +
+    (wantsGpu ? `WebGPU adapter: ${env?.webgpuAdapter ?? "unknown"}${looksSoftware(env?.webgpuAdapter ?? "") ? ` (${SOFTWARE_CAVEAT})` : ""}. ` : "") +
     `CPU: ${info.cpu}; ${info.flags}; ${info.cores} cores. Load average ${info.load.toFixed(1)} at the start, ${load.toFixed(1)} at the end` +
     `${info.load > info.cores / 2 ? " (a busy machine: figures disturbed)" : ""}${R > 1 ? `; ${roundsSummary(R)}` : ""}. Took ${elapsed} s.`,
   "",
   browserTable(table.markdown),
   "",
-  ...(wantsGpu ? ["GPU runners: one page each, one GPU queue (no thread counts); inputs on the device before timing; a run " +
-    "ends when the GPU has finished it (xlats-webgpu, tfjs-webgpu and ort-webgpu wait on the queue's onSubmittedWorkDone, " +
-    "jax-webgpu on blockUntilReady); ort-webgpu's feeds are GPU buffers (Tensor.fromGpuBuffer), its outputs stay on the GPU; " +
-    "ort and jax-js take conv in NCHW/OIHW (converted before timing)."] : []),
+  ...(wantsGpu ? [gpuRunnersNote("page")] : []),
   ...(options.runners.some((r) => (WASM_RUNNERS as readonly string[]).includes(r)) ? [
     "Threads in the browser: xlats-wasm WasmDevice.create({ threads }) (module Web Workers); tfjs-wasm at 1 thread its " +
     "single-threaded SIMD build, at 2 its threaded SIMD build with setThreadsCount(2) (needs cross-origin isolation); " +

@@ -45,6 +45,36 @@ export function planWorkloads(quick: boolean): PlannedWorkload[] {
   return list.map(([full, reduced]) => ({ kind: full.kind, full, reduced }));
 }
 
+/** The kinds the GPU benches run (not add, sum or the MLP's inference: none of issue 23's targets). */
+const GPU_KINDS: ReadonlySet<string> = new Set(["matmul", "gpt2", "transformer", "softmax", "fused", "conv", "mlp"]);
+/** Issue 23's targets' kinds beside the largest matmul, in the order a GPU sitting runs them: the decoder (GPT-2), the encoder, softmax. */
+const GPU_TARGET_KINDS: readonly string[] = ["gpt2", "transformer", "softmax"];
+
+/** The matmul of the most FLOPs in `plan` (issue 23's matmul target), if any. */
+export function largestMatmul(plan: readonly PlannedWorkload[]): PlannedWorkload | undefined {
+  const size = (p: PlannedWorkload): number => (p.full.kind === "matmul" ? p.full.m * p.full.k * p.full.n : 0);
+  return plan.filter((p) => p.kind === "matmul").reduce<PlannedWorkload | undefined>((best, p) => (best === undefined || size(p) > size(best) ? p : best), undefined);
+}
+
+/** Whether `p` is one of issue 23's targets' workloads in `plan`: its largest matmul, GPT-2's blocks, the encoder, softmax. */
+export function isGpuTargetWorkload(p: PlannedWorkload, plan: readonly PlannedWorkload[]): boolean {
+  return GPU_TARGET_KINDS.includes(p.kind) || p === largestMatmul(plan);
+}
+
+/**
+ * The workloads of the GPU benches (bench/webgpu_node.ts in Node on Dawn, `npm run
+ * bench:webgpu` in Chromium): the issue's matmul of 4096 (the largest of --quick's), then
+ * the other targets' workloads (the decoder's first), then the rest. A sitting with a time
+ * limit (a lent GPU machine's ten minutes) spends it on the targets first.
+ */
+export function planGpuWorkloads(quick: boolean): PlannedWorkload[] {
+  const cpu = planWorkloads(quick).filter((p) => GPU_KINDS.has(p.kind));
+  const matmul4096: PlannedWorkload = { kind: "matmul", full: { kind: "matmul", m: 4096, k: 4096, n: 4096 }, reduced: cpu[0]!.reduced };
+  const all = quick ? cpu : [matmul4096, ...cpu];
+  const targets = [largestMatmul(all)!, ...GPU_TARGET_KINDS.flatMap((kind) => all.filter((p) => p.kind === kind))];
+  return [...targets, ...all.filter((p) => !targets.includes(p))];
+}
+
 export interface RunnerConfig {
   readonly name: string;
   readonly threads: number;
@@ -67,7 +97,7 @@ export const PEER_FILES: Record<string, string> = {
 /** Peers that run WebAssembly (ort-node is native code: shown, but not a "peer" in the ratios). */
 export const WASM_PEERS = ["tfjs-wasm", "ort-web", "jax-js"] as const;
 
-/** The peers on the GPU, compared with xlats-webgpu: browser only (`npm run bench:webgpu`), so not in LIBRARIES. */
+/** The peers on the GPU, compared with xlats-webgpu (bench/webgpu_node.ts, `npm run bench:webgpu`), so not in LIBRARIES. */
 export const GPU_PEERS = ["tfjs-webgpu", "ort-webgpu", "jax-webgpu"] as const;
 export const GPU_LIBRARIES = ["xlats-webgpu", ...GPU_PEERS] as const;
 

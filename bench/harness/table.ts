@@ -5,7 +5,7 @@
 import { describe, flops, measure } from "../workloads/specs.js";
 import type { CellResult } from "./measure.js";
 import { median } from "./runner.js";
-import { GPU_LIBRARIES, GPU_PEERS, LIBRARIES, WASM_PEERS, type PlannedWorkload } from "./plan.js";
+import { GPU_LIBRARIES, GPU_PEERS, largestMatmul, LIBRARIES, WASM_PEERS, type PlannedWorkload } from "./plan.js";
 import type { PeakFlops } from "./peak.js";
 
 /**
@@ -157,6 +157,8 @@ export function buildTable(plan: readonly PlannedWorkload[], threads: readonly n
       lines.push(`| ${row.join(" | ")} |`);
     }
   }
+  // The notes of the libraries that ran: a GPU sitting's table carries none of the CPU's.
+  const cpuRan = LIBRARIES.some((l) => ran.has(l));
   const footer = [
     "",
     "Figures: GFLOP/s (matmul, conv), GB/s of bytes read + written (elementwise, sum, softmax), steps/s (whole programs); " +
@@ -164,23 +166,23 @@ export function buildTable(plan: readonly PlannedWorkload[], threads: readonly n
     ...(R > 1 ? [`${R} rounds (every runner in each, the order reversed every other round): each figure is the median of the ` +
       "rounds' figures, min–max in parentheses; each ratio is taken within a round (both figures from that round) and given " +
       "as the median of the rounds' ratios, min–max in parentheses."] : []),
-    `\\* xlats-interp runs reduced sizes (${[...new Set(plan.map((p) => describe(p.reduced)))].join("; ")}); its figure is ` +
-      "per FLOP/byte, and for whole programs the steps/s that its FLOP rate would give at the full size.",
-    "Ratios are xlats-wasm over the peer at the same thread count; \"best wasm peer\" is the fastest of tfjs-wasm, " +
+    ...(ran.has("xlats-interp") ? [`\\* xlats-interp runs reduced sizes (${[...new Set(plan.map((p) => describe(p.reduced)))].join("; ")}); its figure is ` +
+      "per FLOP/byte, and for whole programs the steps/s that its FLOP rate would give at the full size."] : []),
+    ...(wasmColumns || nativeColumns ? ["Ratios are xlats-wasm over the peer at the same thread count; \"best wasm peer\" is the fastest of tfjs-wasm, " +
       "ort-web, jax-js; xlats-native (C kernels built by the machine's C compiler) is compared with the native peers, " +
-      "ort-node (MLAS) and numpy (its BLAS; conv as im2col + one matmul). Peak memory of xlats executables in parentheses.",
-    "native compile: the C compiler's time for the program's module on its first run (each xlats-native process builds " +
-      "into a fresh cache directory; later runs load the cached module).",
+      "ort-node (MLAS) and numpy (its BLAS; conv as im2col + one matmul). Peak memory of xlats executables in parentheses."] : []),
+    ...(nativeColumns ? ["native compile: the C compiler's time for the program's module on its first run (each xlats-native process builds " +
+      "into a fresh cache directory; later runs load the cached module)."] : []),
     ...(gpuColumns ? ["On the GPU (xlats-webgpu and the *-webgpu peers) inputs are on the device before timing, and a run " +
       "counts until the GPU queue has finished it (nothing read back); \"best GPU peer\" is the fastest of tfjs-webgpu, " +
       "ort-webgpu, jax-webgpu."] : []),
-    "ort-web/ort-node copy their feeds in and outputs out on every run() (no backend-resident tensors for the CPU/wasm EPs); " +
+    ...(cpuRan ? ["ort-web/ort-node copy their feeds in and outputs out on every run() (no backend-resident tensors for the CPU/wasm EPs); " +
       "ort and jax-js take conv in NCHW/OIHW (converted before timing).",
     "Threads in Node: xlats-wasm WasmDevice({ threads }); tfjs-wasm 1 only (its threaded build is turned off under Node, " +
       "tfjs#3830); ort-web env.wasm.numThreads (pthreads on worker_threads; fixed per process); ort-node intraOpNumThreads " +
       "(native); xlats-native compile's threads (the module's own pthreads); numpy OPENBLAS_NUM_THREADS (its BLAS calls; " +
       "elementwise numpy is one thread); jax-js a pool of Web Workers, which Node 20 lacks: at 2 threads it runs on a small Worker shim over " +
-      "worker_threads (bench/peers/web_worker_shim.mjs).",
+      "worker_threads (bench/peers/web_worker_shim.mjs)."] : []),
   ];
   if (notes.length > 0) footer.push("", ...notes.map((n, i) => `[${i + 1}] ${n}`));
   return { markdown: [...lines, ...footer].join("\n"), failures };
@@ -202,11 +204,28 @@ const WHOLE_PROGRAMS: readonly [string, string, ((p: PlannedWorkload) => boolean
   ["encoder", "transformer", undefined, false],
 ];
 
+/** One target as judged: what the table prints, and the median ratio and rounds for a summary. */
+export interface TargetResult {
+  /** Which backend's targets: "xlats-wasm", "xlats-webgpu" or "xlats-native". */
+  readonly backend: string;
+  readonly name: string;
+  readonly goal: number;
+  /** The median of the rounds' ratios; undefined where no round measured both figures. */
+  readonly ratio: number | undefined;
+  /** In how many rounds the ratio reached the goal, of how many. */
+  readonly heldRounds: number;
+  readonly rounds: number;
+  /** The printed measurement ("1.21× (1.00–1.25)", or "n/a"). */
+  readonly measured: string;
+}
+
 /**
  * The issue's targets, each with the measured ratio (at 1 thread unless it is about threads):
  * with several rounds, judged on the median of the rounds' ratios, with the rounds that held.
+ * `gpuPeakGflops`, the adapter's f32 FMA rate (bench/harness/gpu_peak.ts), adds issue 23's
+ * target for the largest matmul's share of it.
  */
-export function buildTargets(plan: readonly PlannedWorkload[], rounds: Rounds): string {
+export function evaluateTargets(plan: readonly PlannedWorkload[], rounds: Rounds, gpuPeakGflops?: number): TargetResult[] {
   const fig = (name: string, threads: number, kind: string, pick?: (p: PlannedWorkload) => boolean): (number | undefined)[] => {
     const p = plan.find((q) => q.kind === kind && (pick === undefined || pick(q)));
     return rounds.map((cells) => (p === undefined ? undefined : figureOf(findCell(cells, name, threads, kind, describe(p.full)), p)));
@@ -214,10 +233,10 @@ export function buildTargets(plan: readonly PlannedWorkload[], rounds: Rounds): 
   // matmul 1024 in a full run; the largest matmul with --quick.
   const matmulPick = (p: PlannedWorkload): boolean => p.full.kind === "matmul" && p.full.m === 1024;
   const hasMatmul1024 = plan.some(matmulPick);
-  const largestMatmul = [...plan].reverse().find((q) => q.kind === "matmul");
+  const largest = largestMatmul(plan);
   const matmul = (name: string, threads: number): (number | undefined)[] =>
-    hasMatmul1024 ? fig(name, threads, "matmul", matmulPick) : fig(name, threads, "matmul", (p) => p === largestMatmul);
-  const matmulLabel = hasMatmul1024 || largestMatmul === undefined ? "matmul 1024" : `${describe(largestMatmul.full)} (no 1024 in this run)`;
+    hasMatmul1024 ? fig(name, threads, "matmul", matmulPick) : fig(name, threads, "matmul", (p) => p === largest);
+  const matmulLabel = hasMatmul1024 || largest === undefined ? "matmul 1024" : `${describe(largest.full)} (no 1024 in this run)`;
   const targets: Target[] = [
     [`${matmulLabel} vs tfjs-wasm`, matmul("xlats-wasm", 1), matmul("tfjs-wasm", 1), 1.1],
     ["tanh(a*b+c) vs ort-web", fig("xlats-wasm", 1, "fused"), fig("ort-web", 1, "fused"), 3],
@@ -242,35 +261,46 @@ export function buildTargets(plan: readonly PlannedWorkload[], rounds: Rounds): 
       [`${label} vs ort-node, ${t} thread${t > 1 ? "s" : ""}`, fig("xlats-native", t, kind, pick), fig("ort-node", t, kind, pick), 1.2])),
     ...WHOLE_PROGRAMS.filter(([, , , scales]) => scales).map(([label, kind, pick]): Target => [`${label}: 2 threads vs 1`, fig("xlats-native", 2, kind, pick), fig("xlats-native", 1, kind, pick), 1.6]),
   ];
-  const lines = ["| target (xlats-wasm) | goal | measured | met |", "|---|---|---|---|"];
-  const row = ([name, ours, theirs, goal]: Target): void => {
+  // Issue 23's targets, on the largest matmul of the plan (4096 in the GPU benches' plan):
+  // meant for a real GPU; on SwiftShader they only show that all runs.
+  const largestLabel = largest === undefined ? "matmul" : describe(largest.full);
+  const largestGpu = (name: string): (number | undefined)[] => fig(name, 1, "matmul", (p) => p === largest);
+  const gpuTargets: Target[] = [
+    [`${largestLabel} vs jax-webgpu`, largestGpu("xlats-webgpu"), largestGpu("jax-webgpu"), 1.2],
+    ...(gpuPeakGflops !== undefined ? [[`${largestLabel}, share of the adapter's f32 FMA peak (${fmt(gpuPeakGflops)} GFLOP/s)`,
+      largestGpu("xlats-webgpu"), rounds.map(() => gpuPeakGflops), 0.5] satisfies Target] : []),
+    ["softmax vs tfjs-webgpu", fig("xlats-webgpu", 1, "softmax"), fig("tfjs-webgpu", 1, "softmax"), 2],
+    ["encoder vs ort-webgpu", fig("xlats-webgpu", 1, "transformer"), fig("ort-webgpu", 1, "transformer"), 1.5],
+    ["gpt2 prefill vs ort-webgpu", fig("xlats-webgpu", 1, "gpt2", phase("prefill")), fig("ort-webgpu", 1, "gpt2", phase("prefill")), 1.5],
+  ];
+  const judge = (backend: string) => ([name, ours, theirs, goal]: Target): TargetResult => {
     const ratios = perRoundRatio(ours, theirs);
     const measured = ratios.filter((x): x is number => x !== undefined);
-    const r = measured.length > 0 ? median(measured) : undefined;
-    const held = rounds.length > 1 && r !== undefined ? ` (${measured.filter((x) => x >= goal).length} of ${rounds.length} rounds)` : "";
-    lines.push(`| ${name} | ≥ ${goal}× | ${fmtRatios(ratios) ?? "n/a"} | ${r === undefined ? "—" : r >= goal ? "yes" : "no"}${held} |`);
+    return {
+      backend, name, goal, ratio: measured.length > 0 ? median(measured) : undefined,
+      heldRounds: measured.filter((x) => x >= goal).length, rounds: rounds.length, measured: fmtRatios(ratios) ?? "n/a",
+    };
   };
   const ran = new Set(rounds.flat().map((c) => c.runner.name));
-  if (ran.has("xlats-wasm") || (!ran.has("xlats-native") && !ran.has("xlats-webgpu"))) targets.forEach(row);
-  else lines.length = 0;
-  if (ran.has("xlats-webgpu")) {
-    // Issue 23's targets (meant for a real GPU: on SwiftShader they only show that all runs).
-    const largest = [...plan].reverse().find((q) => q.kind === "matmul");
-    const largestLabel = largest === undefined ? "matmul" : describe(largest.full);
-    const gpuTargets: Target[] = [
-      [`${largestLabel} vs jax-webgpu`, fig("xlats-webgpu", 1, "matmul", (p) => p === largest), fig("jax-webgpu", 1, "matmul", (p) => p === largest), 1.2],
-      ["softmax vs tfjs-webgpu", fig("xlats-webgpu", 1, "softmax"), fig("tfjs-webgpu", 1, "softmax"), 2],
-      ["encoder vs ort-webgpu", fig("xlats-webgpu", 1, "transformer"), fig("ort-webgpu", 1, "transformer"), 1.5],
-      ["gpt2 prefill vs ort-webgpu", fig("xlats-webgpu", 1, "gpt2", phase("prefill")), fig("ort-webgpu", 1, "gpt2", phase("prefill")), 1.5],
-    ];
-    if (lines.length > 0) lines.push("");
-    lines.push("| target (xlats-webgpu) | goal | measured | met |", "|---|---|---|---|");
-    gpuTargets.forEach(row);
-  }
-  if (ran.has("xlats-native")) {
-    if (lines.length > 0) lines.push("");
-    lines.push("| target (xlats-native) | goal | measured | met |", "|---|---|---|---|");
-    nativeTargets.forEach(row);
+  return [
+    ...(ran.has("xlats-wasm") || (!ran.has("xlats-native") && !ran.has("xlats-webgpu")) ? targets.map(judge("xlats-wasm")) : []),
+    ...(ran.has("xlats-webgpu") ? gpuTargets.map(judge("xlats-webgpu")) : []),
+    ...(ran.has("xlats-native") ? nativeTargets.map(judge("xlats-native")) : []),
+  ];
+}
+
+/** evaluateTargets' results as markdown tables, one for each backend's targets: met or not. */
+export function buildTargets(plan: readonly PlannedWorkload[], rounds: Rounds, gpuPeakGflops?: number): string {
+  const lines: string[] = [];
+  let backend: string | undefined;
+  for (const t of evaluateTargets(plan, rounds, gpuPeakGflops)) {
+    if (t.backend !== backend) {
+      if (lines.length > 0) lines.push("");
+      lines.push(`| target (${t.backend}) | goal | measured | met |`, "|---|---|---|---|");
+      backend = t.backend;
+    }
+    const held = t.rounds > 1 && t.ratio !== undefined ? ` (${t.heldRounds} of ${t.rounds} rounds)` : "";
+    lines.push(`| ${t.name} | ≥ ${t.goal}× | ${t.measured} | ${t.ratio === undefined ? "—" : t.ratio >= t.goal ? "yes" : "no"}${held} |`);
   }
   return lines.join("\n");
 }
@@ -312,6 +342,27 @@ export function buildCeiling(plan: readonly PlannedWorkload[], rounds: Rounds, p
       const share = (x: number | undefined): string => x === undefined ? "n/a" : `${fmt(x)} (${Math.round((100 * x) / peak)}%)`;
       lines.push(`| ${label} | ${t} | ${fmt(peak)} | ${share(ours)} | ${share(theirs)} | ${theirs === undefined ? "n/a" : `${fmtRatio(peak / theirs)}×`} |`);
     }
+  }
+  return lines.join("\n");
+}
+
+/**
+ * The GPU libraries' FLOP rates on the GFLOP/s workloads (the matmuls, conv) as shares of
+ * the adapter's f32 FMA rate measured in the same sitting (gpu_peak.ts): how much room a
+ * kernel has left on this GPU, and issue 23's "at least 50% of the adapter's peak".
+ */
+export function buildGpuCeiling(plan: readonly PlannedWorkload[], rounds: Rounds, peakGflops: number): string {
+  const ran = GPU_LIBRARIES.filter((l) => rounds.flat().some((c) => c.runner.name === l));
+  const lines = [`| workload | ${ran.map((l) => `${l} GFLOP/s (of peak)`).join(" | ")} |`, `|---|${ran.map(() => "---").join("|")}|`];
+  for (const p of plan) {
+    if (measure(p.full).unit !== "GFLOP/s") continue;
+    const share = (name: string): string => {
+      const xs = rounds.map((cells) => figureOf(findCell(cells, name, 1, p.kind, describe(p.full)), p)).filter((x): x is number => x !== undefined);
+      if (xs.length === 0) return "—";
+      const x = median(xs);
+      return `${fmt(x)} (${Math.round((100 * x) / peakGflops)}%)`;
+    };
+    lines.push(`| ${describe(p.full)} | ${ran.map(share).join(" | ")} |`);
   }
   return lines.join("\n");
 }
