@@ -143,20 +143,29 @@ export function readsAInPlace(schedule: GemmSchedule, family: GemmFamily): boole
   return Math.ceil(Math.min(schedule.chunk, schedule.spec.n) / schedule.nr) <= IN_PLACE_A_MAX_PANELS || readsRowsInPlace(family, schedule.tiling.mr);
 }
 
+/** 64-byte lines of a packed panel of B a step of k holds (avx512's f32 panels of 48 columns: 3, of 32: 2). */
+const panelLinesPerStep = (schedule: GemmSchedule): number => (schedule.nr * gemmElementBytes(schedule.spec.elementType)) / 64;
+
 /**
  * How a packed kernel's tiles prefetch the next panel of B (gemm_c_family's
  * NextPanelPrefetch), or undefined where they do not: avx2's ("stepwise") in every
  * kernel, as measured on a Zen 3 where B came cold from memory; avx512's ("spread") where
- * B is pre-packed (a constant or a weight) in f32 and the rows are one block of mc, so
- * that each panel of B comes from beyond L2 (L3 or memory) once a call and is then read by
- * a few tiles only: 8 tiles of 8 rows for 64 rows (the MLP), 16 for 128 (GPT-2's prefill).
- * There the block's first tile read the panel at about half its rate: the routine alone ran
- * 10-16% faster (hot) with every panel pointed at the block's first (the product wrong,
- * B from L2), and 1024 x 1024 x 1024 (six blocks of rows, B's block in L2 for five)
- * unchanged so (docs/benchmarks.md, "The native GEMM on skinny products, session 54").
- * Prefetched a share a tile, one line every few steps (T0), the 64-row and 128-row
- * products ran 5-10% faster hot and cold; one line a step in a tile's first steps, or
- * PREFETCHT1/T2, gave less or lost, and in every block of rows 1024^3 lost 2-3%. B packed
+ * B is pre-packed (a constant or a weight) in f32, the rows are one block of mc (so that
+ * each panel of B comes from beyond L2, L3 or memory, once a call, and is then read by a
+ * few tiles only: 8 tiles of 8 rows for 64 rows, the MLP's, 16 for 128, GPT-2's prefill),
+ * and there are enough tiles for each to prefetch its share at one line a step at most
+ * (as many as a step has lines: 3 tiles of 8 x 48, 2 of 14 x 32). On the Zen 5 the block's
+ * first tile read each panel at about half the rate of the others, which find it in L2:
+ * with every panel pointed at the block's first (the product wrong, B from L2 throughout)
+ * the routine alone ran 10-16% faster on 64 and 128 rows and no faster at 1024 x 1024 x
+ * 1024 (six blocks of rows, five of which read B's block from L2). Prefetched (T0), a
+ * share a tile spread over its steps, 64 x 1024 x 1024 and 64 x 784 x 1024 ran 8-15% faster
+ * and the prefill's four products 7-12%, hot and cold, as fast as with B in L2; one line a
+ * step in a tile's first steps gave about half that, PREFETCHT1/T2 nothing, and the
+ * prefetch in every block of rows lost 2-3% at 1024^3. Where a share is more than a line a
+ * step (16 rows: two tiles of 8 x 48) it lost 2-7%, and a block of one tile (8 rows) reads
+ * its panels as one run of B, which the hardware prefetches: with a line a step it lost
+ * 10-18% (docs/benchmarks.md, "The native GEMM on skinny products, session 54"). B packed
  * by the call is in L2 already (packed ahead) or packed from where it lies by the first
  * tile (packsBInTiles), and keeps what it had; f64 was not measured.
  */
@@ -165,7 +174,7 @@ export function prefetchesNextPanel(schedule: GemmSchedule, family: GemmFamily, 
   if (mode !== "spread") return mode;
   const { spec, mTiles, tiling } = schedule;
   const oneBlockOfRows = mTiles * tiling.mr <= (tiling.mc ?? tiling.mr);
-  return schedule.kind === "packed" && prepackedB && spec.elementType === "f32" && oneBlockOfRows ? mode : undefined;
+  return schedule.kind === "packed" && prepackedB && spec.elementType === "f32" && oneBlockOfRows && mTiles >= panelLinesPerStep(schedule) ? mode : undefined;
 }
 
 /**
@@ -296,10 +305,11 @@ ${tilePacks ? `          /* The first block of rows packs the panel: its first t
           int64_t tiles = (ie - ib + ${mr - 1}) / ${mr}, share = (kl + tiles - 1) / tiles;
           const ${t} *pf = ${tilePacks ? `b + p0 * ${bK} + j + ${nr}` : `bpanel + kl * ${nr}`};
           const int64_t pfs = ${tilePacks ? bK : nr};
-` : nextPanel === "spread" ? `          /* The next panel of B in memory (${nr * es / 64} lines a step), a share of its lines prefetched by each tile of the block, one every pfs steps. */
-          int64_t tiles = (ie - ib + ${mr - 1}) / ${mr}, share = (kl * ${nr * es / 64} + tiles - 1) / tiles;
+` : nextPanel === "spread" ? `          /* The next panel of B in memory, a share of its lines prefetched by each tile of the block, one every pfs steps; none where a share is more than a line a step (a call's piece of fewer tiles: prefetchesNextPanel). */
+          int64_t tiles = (ie - ib + ${mr - 1}) / ${mr}, share = (kl * ${panelLinesPerStep(schedule)} + tiles - 1) / tiles;
+          if (share > kl) share = 0;
           const ${t} *pf = bpanel + kl * ${nr};
-          const int64_t pfs = kl / share > 1 ? kl / share : 1;
+          const int64_t pfs = share > 0 ? kl / share : 1;
 ` : ""}          for (int64_t i = ib; i < ie; i += ${mr}${nextPanel === "stepwise" ? ", pf += share * pfs" : nextPanel === "spread" ? `, pf += share * ${64 / es}` : ""}) {
             int64_t rows = ie - i < ${mr} ? ie - i : ${mr};
             const ${t} *ai = apb + (i - a0) * kl;
