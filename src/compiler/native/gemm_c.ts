@@ -157,15 +157,16 @@ const panelLinesPerStep = (schedule: GemmSchedule): number => (schedule.nr * gem
  * (as many as a step has lines: 3 tiles of 8 x 48, 2 of 14 x 32). On the Zen 5 the block's
  * first tile read each panel at about half the rate of the others, which find it in L2:
  * with every panel pointed at the block's first (the product wrong, B from L2 throughout)
- * the routine alone ran 10-16% faster on 64 and 128 rows and no faster at 1024 x 1024 x
+ * the routine alone ran 9-14% faster on 64 rows, 6-7% on 128, and 1% at 1024 x 1024 x
  * 1024 (six blocks of rows, five of which read B's block from L2). Prefetched (T0), a
- * share a tile spread over its steps, 64 x 1024 x 1024 and 64 x 784 x 1024 ran 8-15% faster
- * and the prefill's four products 7-12%, hot and cold, as fast as with B in L2; one line a
- * step in a tile's first steps gave about half that, PREFETCHT1/T2 nothing, and the
- * prefetch in every block of rows lost 2-3% at 1024^3. Where a share is more than a line a
- * step (16 rows: two tiles of 8 x 48) it lost 2-7%, and a block of one tile (8 rows) reads
+ * share a tile spread over its steps, 64 x 1024 x 1024 and 64 x 784 x 1024 ran 6-14% faster
+ * hot and 4-18% cold (medians, paired with the code before), the prefill's four products
+ * 6-12% and 4-10%, as fast as with B in L2; one line a step in a tile's first steps gave
+ * about half that, PREFETCHT1/T2 nothing or less, two panels ahead less than one, and
+ * the prefetch in every block of rows lost 2-4% at 1024^3. Where a share is more than a line a
+ * step (16 rows: two tiles of 8 x 48) it lost 5-7%, and a block of one tile (8 rows) reads
  * its panels as one run of B, which the hardware prefetches: with a line a step it lost
- * 10-18% (docs/benchmarks.md, "The native GEMM on skinny products, session 54"). B packed
+ * 9-18% (docs/benchmarks.md, "The native GEMM on skinny products, session 54"). B packed
  * by the call is in L2 already (packed ahead) or packed from where it lies by the first
  * tile (packsBInTiles), and keeps what it had; f64 was not measured.
  */
@@ -174,7 +175,9 @@ export function prefetchesNextPanel(schedule: GemmSchedule, family: GemmFamily, 
   if (mode !== "spread") return mode;
   const { spec, mTiles, tiling } = schedule;
   const oneBlockOfRows = mTiles * tiling.mr <= (tiling.mc ?? tiling.mr);
-  return schedule.kind === "packed" && prepackedB && spec.elementType === "f32" && oneBlockOfRows && mTiles >= panelLinesPerStep(schedule) ? mode : undefined;
+  // (Tiles of a last part of a panel do not prefetch: n below a panel, the MLP's 10 outputs, has only those.)
+  const wholePanels = spec.n >= schedule.nr;
+  return schedule.kind === "packed" && prepackedB && spec.elementType === "f32" && oneBlockOfRows && mTiles >= panelLinesPerStep(schedule) && wholePanels ? mode : undefined;
 }
 
 /**

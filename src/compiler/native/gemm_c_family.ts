@@ -41,10 +41,13 @@
 // with 512-bit units): the row tails, and A packed by transposes (two of 8 x 8 for its 14
 // rows, avxPackA8Rows): the MLP's 64 x 1024 x 1024 146-148 -> 166 GFLOP/s median, the
 // prefill's 128 x 3072 x 768 156-161 -> 178 (docs/benchmarks_history.md, "The native programs at
-// one thread, session 44"). It does not prefetch: there pre-packed B ran as fast cold as
-// hot. Both x86 families run a tail of too few accumulators over two panels
-// (wideRowTailSource) and a last part of a panel for the vectors that hold its columns
-// only (partialPanelSource; avx2 where that is less than a panel, into a tile buffer).
+// one thread, session 44"). It did not prefetch (there pre-packed B ran as fast cold as
+// hot) until session 54: where a block of 64 or 128 rows reads each panel of pre-packed B
+// once a call, its tiles prefetch the next panel, a share each spread over their steps
+// (NextPanelPrefetch "spread", gemm_c.ts's prefetchesNextPanel). Both x86 families run a
+// tail of too few accumulators over two panels (wideRowTailSource) and a last part of a
+// panel for the vectors that hold its columns only (partialPanelSource; avx2 where that
+// is less than a panel, into a tile buffer).
 // Session 46 measured the avx512 kernel against its FMA peak on the Zen 5 and kept it
 // (docs/benchmarks_history.md, "The AVX-512 GEMM on Zen 5, session 46"): its loop is 2 loads of
 // B, 14 broadcasts of A and 28 FMAs a step in 31 zmm registers, no spills, and alone in
@@ -452,7 +455,8 @@ export const nextPanelPrefetch = (family: GemmFamily): NextPanelPrefetch | undef
  * a tile of `rows` (< mr) rows, reading the same packed A panel (mr rows a step, its
  * first rows), so that the last tile of C's rows computes only its rows, into C, instead
  * of a whole tile into a buffer then copied (m = 64 with 6-row tiles: 66 rows' work, the
- * last 4 through the buffer). Else undefined.
+ * last 4 through the buffer); with `prefetchPanel`, it takes its share of the next panel's
+ * prefetch as the whole tiles do (microkernelSource). Else undefined.
  */
 export function rowTailSource(
   family: GemmFamily, type: GemmElement, prefix: string, rows: number, tile: FamilyTile, prefetchPanel: boolean,

@@ -158,6 +158,7 @@ test("native gemm: avx2 prefetches B, avx512 the next panel of a pre-packed f32 
   for (const [m, elementType, why] of [[16, "f32", "two tiles of 8"], [8, "f32", "one tile"], [1024, "f32", "several blocks of rows"], [64, "f64", "f64"]] as const) {
     assert.ok(!weights(m, elementType).includes("_mm_prefetch("), `avx512, B pre-packed, ${why}: no prefetch`);
   }
+  assert.ok(!source("avx512", { ...spec, n: 10, k: 1024 }, true).includes("_mm_prefetch("), "avx512, B pre-packed, 10 columns (a part of a panel only): no prefetch");
   // A's 6 rows by one 8 x 8 transpose a block of 8 steps; AVX-512's 14 by two, the 6 rows past the eighth first.
   assert.ok(avx2.includes("g_pack_a8(a + i0 * 64 + p0 + pv, 64, dst + pv * 6)") && !avx2.includes("g_hi_pack_a8("), "avx2 packs A 8 steps at a time");
   assert.ok(avx512.includes("g_pack_a8(a + i0 * 64 + p0 + pv, 64, dst + pv * 14)") && avx512.includes("g_hi_pack_a8(src + 8 * stride, stride, dst + 8);\n  g_lo_pack_a8(src, stride, dst);"),
