@@ -289,11 +289,12 @@ export function bColumnsPackSource(family: GemmFamily, type: GemmElement, prefix
  * kernel takes pf, npf and pfs, and prefetches npf lines as the family does
  * (NextPanelPrefetch: "stepwise", the line at pf + p·pfs in each of its first npf steps
  * p, and C's tile before its loop; "spread", the npf lines from pf, one every pfs steps);
- * else, where the family has prefetchSteps, it prefetches its own panel of B ahead. `packsB`: `<prefix>_micro_pb(kl, a, b,
- * c, ldc, acc, src, ldb)`, the same tile with B read from where it lies (step p's nr
- * columns at src + p·ldb) and each step's vectors also stored into the panel at b (nr
- * per step), so that the first tile of a block of rows packs the panel of B the others
- * then read (gemm_c.ts); where the family has prefetchSteps, PACK_AHEAD steps ahead in src.
+ * else, where the family has prefetchSteps, it prefetches its own panel of B ahead.
+ * `packsB`: `<prefix>_micro_pb(kl, a, b, c, ldc, acc, src, ldb)`, the same tile with B
+ * read from where it lies (step p's nr columns at src + p·ldb) and each step's vectors
+ * also stored into the panel at b (nr per step), so that the first tile of a block of
+ * rows packs the panel of B the others then read (gemm_c.ts); where the family has
+ * prefetchSteps, PACK_AHEAD steps ahead in src.
  * `width` (MicrokernelWidth): the tile's columns, a panel's (nr), two adjacent panels'
  * (a row tail, `<prefix>_micro<rows>w`) or a panel's first `width` columns only
  * (`<prefix>_micro_c<width>`, partialPanelSource).
