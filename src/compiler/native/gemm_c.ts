@@ -50,8 +50,8 @@ import {
 import type { NativeCpu, NativeKernel } from "./kernel.js";
 import { SYM, symbolize } from "./c_source.js";
 import {
-  aPackSource, bColumnsPackSource, familyRegisters, gemmFamily, microkernelSource, partialPanelSource, prefetchesB, readsRowsInPlace, rowTailSource, scheduleTile, tilesPackB, wideRowTailSource,
-  type GemmFamily,
+  aPackSource, bColumnsPackSource, familyRegisters, gemmFamily, microkernelSource, nextPanelPrefetch, partialPanelSource, readsRowsInPlace, rowTailSource, scheduleTile, tilesPackB,
+  wideRowTailSource, type GemmFamily, type NextPanelPrefetch,
 } from "./gemm_c_family.js";
 
 const roundUp = (x: number, to: number): number => Math.ceil(x / to) * to;
@@ -143,6 +143,43 @@ export function readsAInPlace(schedule: GemmSchedule, family: GemmFamily): boole
   return Math.ceil(Math.min(schedule.chunk, schedule.spec.n) / schedule.nr) <= IN_PLACE_A_MAX_PANELS || readsRowsInPlace(family, schedule.tiling.mr);
 }
 
+/** 64-byte lines of a packed panel of B a step of k holds (avx512's f32 panels of 48 columns: 3, of 32: 2). */
+const panelLinesPerStep = (schedule: GemmSchedule): number => (schedule.nr * gemmElementBytes(schedule.spec.elementType)) / 64;
+
+/**
+ * How a packed kernel's tiles prefetch the next panel of B (gemm_c_family's
+ * NextPanelPrefetch), or undefined where they do not: avx2's ("stepwise") in every
+ * kernel, as measured on a Zen 3 where B came cold from memory; avx512's ("spread") where
+ * B is pre-packed (a constant or a weight) in f32, the rows are one block of mc (so that
+ * each panel of B comes from beyond L2, L3 or memory, once a call, and is then read by a
+ * few tiles only: 8 tiles of 8 rows for 64 rows, the MLP's, 16 for 128, GPT-2's prefill),
+ * and there are enough tiles for each to prefetch its share at one line a step at most
+ * (as many as a step has lines: 3 tiles of 8 x 48, 2 of 14 x 32). On the Zen 5 the block's
+ * first tile read each panel at about half the rate of the others, which find it in L2:
+ * with every panel pointed at the block's first (the product wrong, B from L2 throughout)
+ * the routine alone ran 9-14% faster on 64 rows, 6-7% on 128, and 1% at 1024 x 1024 x
+ * 1024 (six blocks of rows, five of which read B's block from L2). Prefetched (T0), a
+ * share a tile spread over its steps, 64 x 1024 x 1024 and 64 x 784 x 1024 ran 6-14% faster
+ * hot and 4-18% cold (medians, paired with the code before), the prefill's four products
+ * 6-12% and 4-10%, as fast as with B in L2; one line a step in a tile's first steps gave
+ * about half that, PREFETCHT1/T2 nothing or less, two panels ahead less than one, and
+ * the prefetch in every block of rows lost 2-4% at 1024^3. Where a share is more than a line a
+ * step (16 rows: two tiles of 8 x 48) it lost 5-7%, and a block of one tile (8 rows) reads
+ * its panels as one run of B, which the hardware prefetches: with a line a step it lost
+ * 9-18% (docs/benchmarks.md, "The native GEMM on skinny products, session 54"). B packed
+ * by the call is in L2 already (packed ahead) or packed from where it lies by the first
+ * tile (packsBInTiles), and keeps what it had; f64 was not measured.
+ */
+export function prefetchesNextPanel(schedule: GemmSchedule, family: GemmFamily, prepackedB: boolean): NextPanelPrefetch | undefined {
+  const mode = nextPanelPrefetch(family);
+  if (mode !== "spread") return mode;
+  const { spec, mTiles, tiling } = schedule;
+  const oneBlockOfRows = mTiles * tiling.mr <= (tiling.mc ?? tiling.mr);
+  // (Tiles of a last part of a panel do not prefetch: n below a panel, the MLP's 10 outputs, has only those.)
+  const wholePanels = spec.n >= schedule.nr;
+  return schedule.kind === "packed" && prepackedB && spec.elementType === "f32" && oneBlockOfRows && mTiles >= panelLinesPerStep(schedule) && wholePanels ? mode : undefined;
+}
+
 /**
  * The packed GEMM routine of a schedule (kind "packed", planned for `family`). `finish`, a C statement, runs on each block of C
  * once it is final (rows [fr0, fr1) x columns [c0, c1) of batch bi, all int64_t in
@@ -150,11 +187,11 @@ export function readsAInPlace(schedule: GemmSchedule, family: GemmFamily): boole
  * `keepProduct` (schedule.productInScratch): each block of rows' product goes to
  * `prod` in scratch (mc rows, n wide) instead of C, for `finish` to read, so that C is
  * written by `finish` alone (an output fusion writing over an operand its epilogue reads).
- * Where the family prefetches (prefetchesB), each tile's microkernel prefetches a share
+ * Where the tiles prefetch (prefetchesNextPanel), each tile's microkernel prefetches a share
  * of the next panel of B (the next in memory: the next panel of the block, or the first
  * of the next block of k; where tiles pack B, packsBInTiles, the next panel's columns
  * where B lies, for the tile that will pack them), the block's tiles together all of
- * it, while the current panel is in L1; a prefetch past the end of B is a hint, and
+ * it, while they compute on the current panel; a prefetch past the end of B is a hint, and
  * never faults.
  */
 export function gemmRoutine(
@@ -187,23 +224,26 @@ export function gemmRoutine(
   const packA8 = aK === 1 ? aPackSource(family, spec.elementType, p, mr) : undefined;
   // The last tile of fewer rows computed by a microkernel of its rows where the family has one.
   const tailRows = m % mr;
-  const prefetch = prefetchesB(family);
+  const nextPanel = prefetchesNextPanel(schedule, family, prepackedB);
+  const prefetch = nextPanel !== undefined;
   const pf = prefetch ? ", pf, share, pfs" : "";
+  // A's rows read in place take their share of the prefetch where the family spreads it (avx2's, on at most 4 panels, prefetch their own panel ahead).
+  const inPlacePrefetch = inPlace && nextPanel === "spread";
   // The schedule's tile (the family's, or its altTile: gemm_plan's gemmTile), which every microkernel here computes.
   const tile = scheduleTile(schedule.tiling);
-  const rowTail = rowTailSource(family, spec.elementType, p, tailRows, tile);
+  const rowTail = rowTailSource(family, spec.elementType, p, tailRows, tile, prefetch);
   // B stored by rows, packed by the call: each panel packed by the first tile of rows that reads it (packsBInTiles).
   const tilePacks = !prepackedB && k > 0 && packsBInTiles(schedule, family);
   // A tail of few rows over two panels at once (wideRowTailSource), where the next panel is packed before the tail reads it (not by the tiles).
-  const wideTail = tilePacks ? undefined : wideRowTailSource(family, spec.elementType, p, tailRows, tile);
+  const wideTail = tilePacks ? undefined : wideRowTailSource(family, spec.elementType, p, tailRows, tile, prefetch);
   // The last panel of C's columns, n mod nr of them: its tiles computed for the vectors that hold them only (partialPanelSource),
   // straight into C where the kernel stores just those columns (direct), else into the tile buffer.
   const partCols = n % nr;
   const part = partialPanelSource(family, spec.elementType, p, partCols, tile);
   const partInPlace = part !== undefined && inPlace ? partialPanelSource(family, spec.elementType, `${p}_d`, partCols, tile, aRow) : undefined;
   const source = `
-${microkernelSource(family, spec.elementType, p, undefined, undefined, true, false, "panel", tile)}
-${inPlace ? `${microkernelSource(family, spec.elementType, `${p}_d`, aRow, undefined, false, false, "panel", tile)}
+${microkernelSource(family, spec.elementType, p, undefined, undefined, prefetch, false, "panel", tile)}
+${inPlace ? `${microkernelSource(family, spec.elementType, `${p}_d`, aRow, undefined, inPlacePrefetch, false, "panel", tile)}
 ` : ""}${tilePacks ? `${microkernelSource(family, spec.elementType, p, inPlace ? aRow : undefined, undefined, false, true, "panel", tile)}
 ` : ""}${rowTail === undefined ? "" : `${rowTail}
 `}${wideTail === undefined ? "" : `${wideTail}
@@ -264,18 +304,23 @@ ${k === 0 || runtimeSize
 ${tilePacks ? `          /* The first block of rows packs the panel: its first tile as it computes (a whole tile and panel), else before it. */
           int packing = ib == r0 && cols == ${nr} && ie - ib >= ${mr};
           if (ib == r0 && !packing) ${p}_pack_b(b, bpanel, p0, kl, j, cols);
-` : ""}${prefetch ? `          /* The next panel of B, prefetched a share of its steps by each tile of the block: ${tilePacks ? "where B lies, for the tile that packs it" : "the next in memory"}. */
+` : ""}${nextPanel === "stepwise" ? `          /* The next panel of B, prefetched a share of its steps by each tile of the block: ${tilePacks ? "where B lies, for the tile that packs it" : "the next in memory"}. */
           int64_t tiles = (ie - ib + ${mr - 1}) / ${mr}, share = (kl + tiles - 1) / tiles;
           const ${t} *pf = ${tilePacks ? `b + p0 * ${bK} + j + ${nr}` : `bpanel + kl * ${nr}`};
           const int64_t pfs = ${tilePacks ? bK : nr};
-` : ""}          for (int64_t i = ib; i < ie; i += ${mr}${prefetch ? `, pf += share * pfs` : ""}) {
+` : nextPanel === "spread" ? `          /* The next panel of B in memory, a share of its lines prefetched by each tile of the block, one every pfs steps; none where a share is more than a line a step (a call's piece of fewer tiles: prefetchesNextPanel). */
+          int64_t tiles = (ie - ib + ${mr - 1}) / ${mr}, share = (kl * ${panelLinesPerStep(schedule)} + tiles - 1) / tiles;
+          if (share > kl) share = 0;
+          const ${t} *pf = bpanel + kl * ${nr};
+          const int64_t pfs = share > 0 ? kl / share : 1;
+` : ""}          for (int64_t i = ib; i < ie; i += ${mr}${nextPanel === "stepwise" ? ", pf += share * pfs" : nextPanel === "spread" ? `, pf += share * ${64 / es}` : ""}) {
             int64_t rows = ie - i < ${mr} ? ie - i : ${mr};
             const ${t} *ai = apb + (i - a0) * kl;
             ${t} *ci = ${keepProduct ? `prod + (i - ib) * ${n}` : `c + i * ${n}`};
             if (${tilePacks ? `packing && i == ib) {
               ${p}_micro_pb(kl, ${inPlace ? `a + i * ${aRow} + p0` : "ai"}, bpanel, ci + j, ${n}, acc, b + p0 * ${bK} + j, ${bK});
             } else if (` : ""}rows == ${mr} && cols == ${nr}) {
-              ${inPlace ? `${p}_d_micro(kl, a + i * ${aRow} + p0, bpanel, ci + j, ${n}, acc);` : `${p}_micro(kl, ai, bpanel, ci + j, ${n}, acc${pf});`}
+              ${inPlace ? `${p}_d_micro(kl, a + i * ${aRow} + p0, bpanel, ci + j, ${n}, acc${inPlacePrefetch ? pf : ""});` : `${p}_micro(kl, ai, bpanel, ci + j, ${n}, acc${pf});`}
             }${rowTail === undefined ? "" : ` else if (rows == ${tailRows} && cols == ${nr}) {
               ${wideTail === undefined ? "" : `/* Panels in pairs from c0: an even panel with a whole next one computes both, the next one nothing. */
               if (((j - c0) / ${nr}) % 2 == 1) continue;
@@ -284,7 +329,7 @@ ${tilePacks ? `          /* The first block of rows packs the panel: its first t
               ${partInPlace !== undefined ? `${p}_d_micro_c${partCols}(kl, a + i * ${aRow} + p0, bpanel, ci + j, ${n}, acc);` : `${p}_micro_c${partCols}(kl, ai, bpanel, ci + j, ${n}, acc);`}
             }` : ""} else {
               ${part === undefined ? "" : `if (cols == ${partCols}) { ${partInPlace === undefined || part.direct ? "" : `if (rows == ${mr}) ${p}_d_micro_c${partCols}(kl, a + i * ${aRow} + p0, bpanel, tile, ${nr}, 0); else `}${p}_micro_c${partCols}(kl, ai, bpanel, tile, ${nr}, 0); }
-              else `}${inPlace ? `if (rows == ${mr}) ${p}_d_micro(kl, a + i * ${aRow} + p0, bpanel, tile, ${nr}, 0); else ` : ""}${p}_micro(kl, ai, bpanel, tile, ${nr}, 0${pf});
+              else `}${inPlace ? `if (rows == ${mr}) ${p}_d_micro(kl, a + i * ${aRow} + p0, bpanel, tile, ${nr}, 0${inPlacePrefetch ? pf : ""}); else ` : ""}${p}_micro(kl, ai, bpanel, tile, ${nr}, 0${pf});
               for (int64_t r = 0; r < rows; r++) {
                 ${t} *crow = ci + r * ${n} + j;
                 if (acc) for (int64_t q = 0; q < cols; q++) crow[q] += tile[r * ${nr} + q];

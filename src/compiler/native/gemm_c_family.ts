@@ -41,10 +41,13 @@
 // with 512-bit units): the row tails, and A packed by transposes (two of 8 x 8 for its 14
 // rows, avxPackA8Rows): the MLP's 64 x 1024 x 1024 146-148 -> 166 GFLOP/s median, the
 // prefill's 128 x 3072 x 768 156-161 -> 178 (docs/benchmarks_history.md, "The native programs at
-// one thread, session 44"). It does not prefetch: there pre-packed B ran as fast cold as
-// hot. Both x86 families run a tail of too few accumulators over two panels
-// (wideRowTailSource) and a last part of a panel for the vectors that hold its columns
-// only (partialPanelSource; avx2 where that is less than a panel, into a tile buffer).
+// one thread, session 44"). It did not prefetch (there pre-packed B ran as fast cold as
+// hot) until session 54: where a block of 64 or 128 rows reads each panel of pre-packed B
+// once a call, its tiles prefetch the next panel, a share each spread over their steps
+// (NextPanelPrefetch "spread", gemm_c.ts's prefetchesNextPanel). Both x86 families run a
+// tail of too few accumulators over two panels (wideRowTailSource) and a last part of a
+// panel for the vectors that hold its columns only (partialPanelSource; avx2 where that
+// is less than a panel, into a tile buffer).
 // Session 46 measured the avx512 kernel against its FMA peak on the Zen 5 and kept it
 // (docs/benchmarks_history.md, "The AVX-512 GEMM on Zen 5, session 46"): its loop is 2 loads of
 // B, 14 broadcasts of A and 28 FMAs a step in 31 zmm registers, no spills, and alone in
@@ -115,8 +118,10 @@ interface FamilyCode {
   readonly maskStore?: (type: GemmElement, ptr: string, v: string, lanes: number) => string;
   /** The family's eight-step A packer for f32 (aPackSource), if it has one; with dstStride, 8 rows at most. */
   readonly packA8?: (prefix: string, mr: number, attribute: string, dstStride?: number) => string;
-  /** Steps of k ahead of the one it computes that the convolution's microkernel prefetches B's panel; the GEMM's prefetches the next panel instead (none of either if undefined). */
+  /** Steps of k ahead of the one it computes that a microkernel not given the next panel to prefetch (the convolution's) prefetches its own panel of B (none if undefined). */
   readonly prefetchSteps?: number;
+  /** How the GEMM's tiles prefetch the next panel of B (NextPanelPrefetch; none if undefined). */
+  readonly nextPanel?: NextPanelPrefetch;
   /** Whether a tile of fewer rows than mr (the last of C's rows) has microkernels of its own (rowTailSource). */
   readonly rowTails?: boolean;
   /** Whether the first tile of rows packs each panel of B stored by rows as it computes (microkernelSource's packsB; gemm_c.ts, packsBInTiles). */
@@ -173,7 +178,7 @@ static ${attribute} inline void ${p}_pack_a8(const float *restrict src, int64_t 
 }`;
 };
 
-type Extras = Pick<FamilyCode, "packA8" | "prefetchSteps" | "rowTails" | "tilesPackB" | "altTile" | "inPlaceRows">;
+type Extras = Pick<FamilyCode, "packA8" | "prefetchSteps" | "nextPanel" | "rowTails" | "tilesPackB" | "altTile" | "inPlaceRows">;
 
 const x86 = (bits: 256 | 512, rows: number, attribute: string, extras: Extras = {}): FamilyCode => {
   const ps = (type: GemmElement): string => (type === "f32" ? "ps" : "pd");
@@ -222,8 +227,8 @@ const vectorExtensions = (rows: number, vectors: number): FamilyCode => {
 };
 
 const CODE: Record<GemmFamilyName, FamilyCode> = {
-  avx512: x86(512, 14, "avx512f", { packA8: avxPackA8Rows, rowTails: true, altTile: { rows: 8, vectors: 3 }, inPlaceRows: 8, tilesPackB: true }),
-  avx2: x86(256, 6, "avx2,fma", { packA8: avxPackA8Rows, prefetchSteps: 64, rowTails: true, tilesPackB: true }),
+  avx512: x86(512, 14, "avx512f", { packA8: avxPackA8Rows, nextPanel: "spread", rowTails: true, altTile: { rows: 8, vectors: 3 }, inPlaceRows: 8, tilesPackB: true }),
+  avx2: x86(256, 6, "avx2,fma", { packA8: avxPackA8Rows, prefetchSteps: 64, nextPanel: "stepwise", rowTails: true, tilesPackB: true }),
   neon: vectorExtensions(8, 3),
   portable: vectorExtensions(4, 2),
 };
@@ -280,15 +285,16 @@ export function bColumnsPackSource(family: GemmFamily, type: GemmElement, prefix
  * aRowStride, one element per step: the convolution's patch rows, which stay in L1; the
  * GEMM's row-major A, readsAInPlace). `rows` below mr: `<prefix>_micro<rows>`, a tile
  * of that many rows reading the first rows of the same packed panels (rowTailSource).
- * `prefetchPanel` (where the family prefetches, prefetchesB): the kernel takes pf, npf
- * and pfs, prefetches the line at pf + p·pfs in each of its first npf steps p (a line
- * of the next panel of B a step: nr elements are 64 bytes on AVX2; pfs is nr in a packed
- * panel, B's row stride where B is still where it lies), and C's tile before its loop;
- * else it prefetches its own panel of B ahead. `packsB`: `<prefix>_micro_pb(kl, a, b,
- * c, ldc, acc, src, ldb)`, the same tile with B read from where it lies (step p's nr
- * columns at src + p·ldb) and each step's vectors also stored into the panel at b (nr
- * per step), so that the first tile of a block of rows packs the panel of B the others
- * then read (gemm_c.ts); where the family prefetches, PACK_AHEAD steps ahead in src.
+ * `prefetchPanel` (where the family prefetches the next panel, nextPanelPrefetch): the
+ * kernel takes pf, npf and pfs, and prefetches npf lines as the family does
+ * (NextPanelPrefetch: "stepwise", the line at pf + p·pfs in each of its first npf steps
+ * p, and C's tile before its loop; "spread", the npf lines from pf, one every pfs steps);
+ * else, where the family has prefetchSteps, it prefetches its own panel of B ahead.
+ * `packsB`: `<prefix>_micro_pb(kl, a, b, c, ldc, acc, src, ldb)`, the same tile with B
+ * read from where it lies (step p's nr columns at src + p·ldb) and each step's vectors
+ * also stored into the panel at b (nr per step), so that the first tile of a block of
+ * rows packs the panel of B the others then read (gemm_c.ts); where the family has
+ * prefetchSteps, PACK_AHEAD steps ahead in src.
  * `width` (MicrokernelWidth): the tile's columns, a panel's (nr), two adjacent panels'
  * (a row tail, `<prefix>_micro<rows>w`) or a panel's first `width` columns only
  * (`<prefix>_micro_c<width>`, partialPanelSource).
@@ -318,11 +324,11 @@ export function microkernelSource(
   for (let r = 0; r < mr; r++) for (let j = 0; j < nv; j++) accs.push(`c_${r}_${j}`);
   const lines: string[] = [];
   if (mr === tile.rows && width === "panel") lines.push(code.head(prefix, type));
-  const prefetches = code.prefetchSteps !== undefined;
+  const nextPanel = prefetchPanel ? code.nextPanel : undefined;
   const bParam = packsB ? `${t} *restrict b` : `const ${t} *restrict b`;
-  lines.push(`static ${code.attribute} void ${name}(int64_t kl, const ${t} *restrict a, ${bParam}, ${t} *restrict c, int64_t ldc, int acc${prefetches && prefetchPanel ? `, const ${t} *pf, int64_t npf, int64_t pfs` : ""}${packsB ? `, const ${t} *restrict src, int64_t ldb` : ""}) {`);
+  lines.push(`static ${code.attribute} void ${name}(int64_t kl, const ${t} *restrict a, ${bParam}, ${t} *restrict c, int64_t ldc, int acc${nextPanel !== undefined ? `, const ${t} *pf, int64_t npf, int64_t pfs` : ""}${packsB ? `, const ${t} *restrict src, int64_t ldb` : ""}) {`);
   lines.push(`  ${v} ${accs.map((x) => `${x} = ${code.zero(type, v)}`).join(", ")};`);
-  if (prefetches && prefetchPanel) for (let r = 0; r < mr; r++) lines.push(`  __builtin_prefetch(c + ${r} * ldc, 1);`);
+  if (nextPanel === "stepwise") for (let r = 0; r < mr; r++) lines.push(`  __builtin_prefetch(c + ${r} * ldc, 1);`);
   if (width === "twoPanels") lines.push(`  const ${t} *restrict bn = b + kl * ${nr};`);
   // One step of k: nr columns of B loaded, each row's broadcast of A times them added to its accumulators.
   const step = (prefetch: string | undefined): void => {
@@ -339,7 +345,17 @@ export function microkernelSource(
     }
     lines.push(`    a += ${aRowStride === undefined ? tile.rows : 1}; b += ${nr};${packsB ? " src += ldb;" : ""}${width === "twoPanels" ? ` bn += ${nr};` : ""}`);
   };
-  if (prefetches && prefetchPanel) {
+  if (nextPanel === "spread") {
+    // npf lines from pf (a share of the next panel), one every pfs steps from the first; the steps after the last none.
+    lines.push(`  int64_t p = 0;`);
+    lines.push(`  for (int64_t left = npf, wait = 1; left > 0 && p < kl; p++) {`);
+    lines.push(`    if (--wait == 0) { wait = pfs; _mm_prefetch((const char *)pf, _MM_HINT_T0); pf += ${64 / gemmElementBytes(type)}; left--; }`);
+    step(undefined);
+    lines.push("  }");
+    lines.push(`  for (; p < kl; p++) {`);
+    step(undefined);
+    lines.push("  }");
+  } else if (nextPanel === "stepwise") {
     // The first npf steps each prefetch a line of pf (a share of the next panel), the rest none.
     lines.push(`  int64_t p = 0;`);
     lines.push(`  for (int64_t pn = npf < kl ? npf : kl; p < pn; p++) {`);
@@ -350,7 +366,7 @@ export function microkernelSource(
     lines.push("  }");
   } else {
     lines.push(`  for (int64_t p = 0; p < kl; p++) {`);
-    step(!prefetches ? undefined : packsB ? `src + ${PACK_AHEAD} * ldb` : `b + ${code.prefetchSteps! * nr}`);
+    step(code.prefetchSteps === undefined ? undefined : packsB ? `src + ${PACK_AHEAD} * ldb` : `b + ${code.prefetchSteps * nr}`);
     lines.push("  }");
   }
   const masked = (j: number): boolean => j === nv - 1 && lastLanes < lanes;
@@ -419,19 +435,35 @@ const PACK_AHEAD = 16;
 /** Whether the family's first tile of rows packs the panels of B stored by rows (FamilyCode's tilesPackB). */
 export const tilesPackB = (family: GemmFamily): boolean => CODE[family.name].tilesPackB === true;
 
-/** Whether the family's GEMM microkernels prefetch (microkernelSource's `prefetchPanel`: they then take `pf`, `npf` and `pfs`). */
-export const prefetchesB = (family: GemmFamily): boolean => CODE[family.name].prefetchSteps !== undefined;
+/**
+ * How a family's GEMM tiles prefetch the next panel of B while they compute on the
+ * current one (microkernelSource's `prefetchPanel`: pf, npf, pfs), each tile of a block of
+ * rows a share of it, so that the block's tiles together fetch all of it:
+ * - "stepwise" (avx2): a line at pf + p·pfs in each of the tile's first npf steps p (a
+ *   step of its 16-column f32 panel is one 64-byte line; pfs is nr in a packed panel, B's
+ *   row stride where the tiles pack B from where it lies), and the tile of C before the loop.
+ * - "spread" (avx512): npf consecutive lines from pf (a packed panel, 2 or 3 lines a step),
+ *   one every pfs steps. gemm_c.ts's prefetchesNextPanel says where (B pre-packed, the rows
+ *   one block), and why.
+ */
+export type NextPanelPrefetch = "stepwise" | "spread";
+
+/** How the family's GEMM microkernels prefetch the next panel of B, or undefined where they do not. */
+export const nextPanelPrefetch = (family: GemmFamily): NextPanelPrefetch | undefined => CODE[family.name].nextPanel;
 
 /**
  * Where the family has row tails (rowTails): `<prefix>_micro<rows>`, the microkernel of
  * a tile of `rows` (< mr) rows, reading the same packed A panel (mr rows a step, its
  * first rows), so that the last tile of C's rows computes only its rows, into C, instead
  * of a whole tile into a buffer then copied (m = 64 with 6-row tiles: 66 rows' work, the
- * last 4 through the buffer). Else undefined.
+ * last 4 through the buffer); with `prefetchPanel`, it takes its share of the next panel's
+ * prefetch as the whole tiles do (microkernelSource). Else undefined.
  */
-export function rowTailSource(family: GemmFamily, type: GemmElement, prefix: string, rows: number, tile: FamilyTile = familyTile(family)): string | undefined {
+export function rowTailSource(
+  family: GemmFamily, type: GemmElement, prefix: string, rows: number, tile: FamilyTile, prefetchPanel: boolean,
+): string | undefined {
   const code = CODE[family.name];
-  return code.rowTails === true && rows >= 1 && rows < tile.rows ? microkernelSource(family, type, prefix, undefined, rows, true, false, "panel", tile) : undefined;
+  return code.rowTails === true && rows >= 1 && rows < tile.rows ? microkernelSource(family, type, prefix, undefined, rows, prefetchPanel, false, "panel", tile) : undefined;
 }
 
 /** Vector registers of a family's register file (the x86 families' AVX-512 has 32, AVX2 16; NEON 32; the portable one assumes 16). */
@@ -448,8 +480,10 @@ const FMA_CHAINS = 8;
  * over two adjacent panels of B (the second kl·nr elements after the first), 2·nr columns
  * of C, each element summed in the same order as by `<prefix>_micro<rows>`. Else undefined.
  */
-export function wideRowTailSource(family: GemmFamily, type: GemmElement, prefix: string, rows: number, tile: FamilyTile = familyTile(family)): string | undefined {
+export function wideRowTailSource(
+  family: GemmFamily, type: GemmElement, prefix: string, rows: number, tile: FamilyTile, prefetchPanel: boolean,
+): string | undefined {
   const fits = 2 * rows * tile.vectors + 2 * tile.vectors + 1 <= familyRegisters(family);
-  return rowTailSource(family, type, prefix, rows, tile) !== undefined && rows * tile.vectors < FMA_CHAINS && fits
-    ? microkernelSource(family, type, prefix, undefined, rows, true, false, "twoPanels", tile) : undefined;
+  return rowTailSource(family, type, prefix, rows, tile, prefetchPanel) !== undefined && rows * tile.vectors < FMA_CHAINS && fits
+    ? microkernelSource(family, type, prefix, undefined, rows, prefetchPanel, false, "twoPanels", tile) : undefined;
 }

@@ -138,17 +138,27 @@ test("native gemm: avx512's 8 x 48 tile, its tails of rows and of columns, equal
   });
 });
 
-test("native gemm: only the avx2 family prefetches B; avx2 and avx512 pack A by transposes and have row tails", () => {
+test("native gemm: avx2 prefetches B, avx512 the next panel of a pre-packed f32 B read by one block of rows of enough tiles; avx2 and avx512 pack A by transposes and have row tails", () => {
   const spec: GemmSpec = { elementType: "f32", batch: 1, m: 64, n: 64, k: 64 };
-  const source = (name: "avx2" | "avx512", s: GemmSpec = spec): string => {
-    const kernel = emitGemmC(s, nativeCpu(), "g", familyByName(name));
+  const source = (name: "avx2" | "avx512", s: GemmSpec = spec, constantB = false): string => {
+    const kernel = emitGemmC(s, nativeCpu(), "g", familyByName(name), constantB);
     if ("declined" in kernel) throw new Error(kernel.declined);
     return kernel.c.source;
   };
   // 42 rows: three whole tiles of 14 on avx512 (fewer padded rows than 48 in tiles of 8).
   const avx2 = source("avx2"), avx512 = source("avx512", { ...spec, m: 42 });
-  assert.ok(avx2.includes("_mm_prefetch("), "avx2 prefetches");
-  assert.ok(!avx512.includes("_mm_prefetch(") && !source("avx512").includes("_mm_prefetch("), "avx512 does not");
+  assert.ok(avx2.includes("_mm_prefetch(") && source("avx2", spec, true).includes("_mm_prefetch("), "avx2 prefetches, B packed by the call or pre-packed");
+  assert.ok(!avx512.includes("_mm_prefetch(") && !source("avx512").includes("_mm_prefetch("), "avx512 does not where the call packs B");
+  // B pre-packed: 64 rows are 8 tiles of 8 x 48 in one block, each prefetching a share of the next panel, A read in place; 42 rows 3 tiles of 14 x 32.
+  const weights = (m: number, elementType: "f32" | "f64" = "f32"): string => source("avx512", { ...spec, m, n: 1024, k: 1024, elementType }, true);
+  assert.ok(weights(64).includes("g_d_micro(kl, a + i * 1024 + p0, bpanel, ci + j, 1024, acc, pf, share, pfs);") && weights(64).includes("_mm_prefetch((const char *)pf, _MM_HINT_T0);"),
+    "avx512, 64 rows, B pre-packed: the tiles prefetch the next panel");
+  assert.ok(weights(42).includes("g_micro(kl, ai, bpanel, ci + j, 1024, acc, pf, share, pfs);"), "avx512, 42 rows in tiles of 14, B pre-packed: the tiles prefetch");
+  // Not: two tiles of 8 x 48 (a share more than a line a step), one tile, rows past one block (B's block in L2 for the later blocks), f64 (not measured).
+  for (const [m, elementType, why] of [[16, "f32", "two tiles of 8"], [8, "f32", "one tile"], [1024, "f32", "several blocks of rows"], [64, "f64", "f64"]] as const) {
+    assert.ok(!weights(m, elementType).includes("_mm_prefetch("), `avx512, B pre-packed, ${why}: no prefetch`);
+  }
+  assert.ok(!source("avx512", { ...spec, n: 10, k: 1024 }, true).includes("_mm_prefetch("), "avx512, B pre-packed, 10 columns (a part of a panel only): no prefetch");
   // A's 6 rows by one 8 x 8 transpose a block of 8 steps; AVX-512's 14 by two, the 6 rows past the eighth first.
   assert.ok(avx2.includes("g_pack_a8(a + i0 * 64 + p0 + pv, 64, dst + pv * 6)") && !avx2.includes("g_hi_pack_a8("), "avx2 packs A 8 steps at a time");
   assert.ok(avx512.includes("g_pack_a8(a + i0 * 64 + p0 + pv, 64, dst + pv * 14)") && avx512.includes("g_hi_pack_a8(src + 8 * stride, stride, dst + 8);\n  g_lo_pack_a8(src, stride, dst);"),
