@@ -93,8 +93,12 @@ export async function buildNativeModule(kernels: readonly NativeKernelBuild[], n
 
 const NO_SCRATCH = new Uint32Array(0);
 
-/** XLATS_NATIVE_HUGE_PAGES=0: device memory without the huge-page advice (NativeModule.adviseHugePages), to compare with it. */
-const HUGE_PAGES = process.env["XLATS_NATIVE_HUGE_PAGES"]?.trim() !== "0";
+/**
+ * XLATS_NATIVE_HUGE_PAGES=0: device memory without the huge-page advice
+ * (NativeModule.adviseHugePages), to compare with it. Read when advised, not when this
+ * module loads: browsers load it too (through the backend registry) and have no `process`.
+ */
+const hugePagesWanted = (): boolean => process.env["XLATS_NATIVE_HUGE_PAGES"]?.trim() !== "0";
 
 const isFault = (e: unknown): e is Error => e instanceof Error && (e as { code?: unknown }).code === "XLATS_NATIVE_FAULT";
 
@@ -184,7 +188,7 @@ export class NativeModule implements CallListRunner {
    * streams read alike on both (docs/benchmarks.md, session 54). Returns the bytes advised.
    */
   adviseHugePages(memory: WebAssembly.Memory): number {
-    return HUGE_PAGES ? this.exports.adviseHugePages(new Uint8Array(memory.buffer)) : 0;
+    return hugePagesWanted() ? this.exports.adviseHugePages(new Uint8Array(memory.buffer)) : 0;
   }
 
   /**
