@@ -30,7 +30,8 @@ import type { CompileOptions } from "./index.js";
  * The passes `compile` runs, in order: write meshes into manual computations (their
  * kernel needs axis sizes, and compiled steps run without the module); decompose ops
  * into the ones kernels are made of (a topK as a sort where the target's sort kernel
- * compares its keys: capabilities' sortKeyTypes) and inline calls; simplify to a fixpoint (algebraic rules, constant folding, CSE,
+ * compares its keys: capabilities' sortKeyTypes, unless the target has a top-k kernel
+ * of its own that takes it: capabilities' topKKernel) and inline calls; simplify to a fixpoint (algebraic rules, constant folding, CSE,
  * DCE); bring every dot into the form the GEMM kernels take, and every convolution
  * into the dimension order of the convolution kernel; give every value the default
  * layout; fuse the entry and every computation its control flow runs (loop
@@ -43,7 +44,7 @@ export function defaultPipeline(
   capabilities?: LoweringCapabilities, fusionOptions: Omit<FusionOptions, "capabilities"> = {}, beforeFusion: readonly Pass[] = [], dots: Pass = dotDecomposer,
 ): Pass[] {
   const fusion = capabilities === undefined ? stepFusion : stepFusionWith({ ...fusionOptions, capabilities });
-  const expand = capabilities?.sortKeyTypes === undefined ? decompose : decomposeFor(capabilities.sortKeyTypes);
+  const expand = capabilities?.sortKeyTypes === undefined ? decompose : decomposeFor(capabilities.sortKeyTypes, capabilities.topKKernel);
   return [sdyInlineMeshes, expand, defaultSimplificationPipeline(), dots, convCanonicalization, layoutAssignment, ...beforeFusion, fusion];
 }
 

@@ -87,9 +87,12 @@ export const EXPANDED: Readonly<Record<ExpansionUse, readonly Opcode[]>> = { com
 /**
  * `module` with the expansions of `use` applied everywhere they apply, and how many
  * instructions were expanded; `sortKeyTypes`: the key types of the target's sort kernel
- * (a topK of another type is left as it is).
+ * (a topK of another type is left as it is); `kept`: the instructions the target runs
+ * as they are (its top-k kernel's: kernel/capabilities.ts topKKernel).
  */
-export function expandModule(module: HloModule, use: ExpansionUse, sortKeyTypes: ReadonlySet<ElementType>): { module: HloModule; count: number } {
+export function expandModule(
+  module: HloModule, use: ExpansionUse, sortKeyTypes: ReadonlySet<ElementType>, kept?: (inst: Instruction) => boolean,
+): { module: HloModule; count: number } {
   const names = new Set(module.computations.map((c) => c.name));
   const made = new Map<string, Computation>();
   /** The computation named `base` (or base.k, a name the module does not use yet), built once per module. */
@@ -113,7 +116,7 @@ export function expandModule(module: HloModule, use: ExpansionUse, sortKeyTypes:
     sortKeyTypes,
     expand: (inst, operands, f) => {
       const row = EXPANSIONS[inst.opcode];
-      if (row === undefined || row.use !== use) return undefined;
+      if (row === undefined || row.use !== use || kept?.(inst) === true) return undefined;
       const expanded = row.expand(inst, operands, f, cx);
       if (expanded !== undefined) count++;
       return expanded;

@@ -13,17 +13,23 @@ import type { InstructionFactory } from "../../ir/factory.js";
 import { inferShape } from "../../ir/shape/index.js";
 import { parseAttributeDictionary } from "../../interpreter/attribute_dictionary.js";
 import { ELEMENT_TYPES, type ElementType } from "../../types/element_type.js";
-import { arrayShape, shapesEqual, tupleShape, type ArrayShape } from "../../types/shape.js";
+import { arrayShape, shapesEqual, tupleShape, type ArrayShape, type Shape } from "../../types/shape.js";
 
 /** Makes the comparator of a topK of element type `t` (a computation of the module being expanded, made once). */
 export type TopKComparator = (t: ElementType, largest: boolean, indexType: ElementType) => Computation;
 
-/** The body of a topK's comparator: operand 0's a before b in the total order (floats) or the type's order, descending when `largest`. */
-export function topKComparatorBody(f: InstructionFactory, t: ElementType, largest: boolean, indexType: ElementType): Instruction {
+/**
+ * The body of a topK's comparator: operand 0's a before b in the total order (floats) or
+ * the type's order, descending when `largest`; with `indexType`, a sort's of (operand,
+ * iota), whose iota elements only come along; without, a comparator of the keys alone
+ * (the WebGPU top-k kernel's, webgpu/top_k_wgsl.ts).
+ */
+export function topKComparatorBody(f: InstructionFactory, t: ElementType, largest: boolean, indexType?: ElementType): Instruction {
   const [a, b] = [0, 1].map((k) => f.parameter(k, arrayShape(t, [])));
-  // The iota's elements, which only come along.
-  f.parameter(2, arrayShape(indexType, []));
-  f.parameter(3, arrayShape(indexType, []));
+  if (indexType !== undefined) {
+    f.parameter(2, arrayShape(indexType, []));
+    f.parameter(3, arrayShape(indexType, []));
+  }
   const float = ELEMENT_TYPES[t].kind === "float";
   return f.add("compare", [a!, b!], { direction: largest ? "GT" : "LT", ...(float ? { compareType: "TOTALORDER" as const } : {}) });
 }
@@ -55,10 +61,23 @@ export function expandTopK(
   return f.add("tuple", parts, {}, extras);
 }
 
-/** ApproxTopK (N inputs, N init values, a comparator; the typed-FFI config) as a sort and slices, or undefined (left to the interpreter). */
-export function expandApproxTopK(inst: Instruction<"customCall">, operands: readonly Instruction[], f: InstructionFactory): Instruction | undefined {
+/** A valid ApproxTopK as the interpreter runs it: a stable sort of its inputs along `dimension` by `comparator`, result k the first `counts[k]` of each lane of input k. */
+export interface ApproxTopKForm {
+  /** Its inputs (the first half of its operands; the second half are their init values, which only the interpreter's checks read). */
+  readonly inputs: number;
+  readonly dimension: number;
+  readonly comparator: Computation;
+  readonly counts: readonly number[];
+}
+
+/**
+ * ApproxTopK's form (N inputs, N init values, a comparator; the typed-FFI config), or
+ * undefined where its config, operands or results are ones the interpreter refuses (or
+ * has a side effect): it is left to the interpreter, which reports the error.
+ */
+export function approxTopKForm(inst: Instruction<"customCall">, shapes: readonly Shape[]): ApproxTopKForm | undefined {
   const { calledComputations, backendConfig, hasSideEffect } = inst.attrs;
-  const n = operands.length / 2;
+  const n = shapes.length / 2;
   const comparator = calledComputations[0];
   if (n < 1 || !Number.isInteger(n) || comparator === undefined || hasSideEffect) return undefined;
   let config: ReturnType<typeof parseAttributeDictionary>;
@@ -67,17 +86,15 @@ export function expandApproxTopK(inst: Instruction<"customCall">, operands: read
   } catch {
     return undefined;
   }
-  const inputs = operands.slice(0, n);
-  const shapes = inputs.map((o) => o.shape);
-  const first = shapes[0]!;
+  const inputs = shapes.slice(0, n);
+  const first = inputs[0]!;
   const dim = config.get("reduction_dim"), topK = config.get("top_k");
   if (first.kind !== "array" || first.dynamicDimensions.some((d) => d) || typeof dim !== "number" || !Number.isInteger(dim) || dim < 0 || dim >= first.dimensions.length) return undefined;
   if (typeof topK !== "number" || !Number.isInteger(topK) || topK < 0 || topK > first.dimensions[dim]!) return undefined;
   // The init values: scalars of their inputs' types (the interpreter's checks), not used otherwise.
-  if (operands.slice(n).some((o, i) => o.shape.kind !== "array" || o.shape.dimensions.length !== 0 || o.shape.elementType !== (shapes[i] as ArrayShape).elementType)) return undefined;
-  const sortAttrs = { dimension: dim, isStable: true, comparator };
+  if (shapes.slice(n).some((o, i) => o.kind !== "array" || o.dimensions.length !== 0 || o.elementType !== (inputs[i] as ArrayShape).elementType)) return undefined;
   try {
-    if (!shapesEqual(inferShape("sort", shapes, sortAttrs), n === 1 ? first : tupleShape(shapes))) return undefined;
+    if (!shapesEqual(inferShape("sort", inputs, { dimension: dim, isStable: true, comparator }), n === 1 ? first : tupleShape(inputs))) return undefined;
   } catch {
     return undefined;
   }
@@ -85,15 +102,24 @@ export function expandApproxTopK(inst: Instruction<"customCall">, operands: read
   const least = config.get("aggregate_to_topk") === false ? 1 : topK;
   const cut = (k: number): number | undefined => {
     const want = results[k];
-    const s = shapes[k] as ArrayShape;
+    const s = inputs[k] as ArrayShape;
     if (want?.kind !== "array" || want.elementType !== s.elementType || want.dimensions.length !== s.dimensions.length) return undefined;
     const ok = want.dimensions.every((d, j) => (j === dim ? d >= least && d <= s.dimensions[j]! : d === s.dimensions[j]));
     return ok ? want.dimensions[dim] : undefined;
   };
   const counts = inputs.map((_, k) => cut(k));
   if (results.length !== n || counts.some((c) => c === undefined)) return undefined;
+  return { inputs: n, dimension: dim, comparator, counts: counts as number[] };
+}
+
+/** ApproxTopK as a sort and slices, or undefined (left to the interpreter: approxTopKForm). */
+export function expandApproxTopK(inst: Instruction<"customCall">, operands: readonly Instruction[], f: InstructionFactory): Instruction | undefined {
+  const form = approxTopKForm(inst, operands.map((o) => o.shape));
+  if (form === undefined) return undefined;
+  const n = form.inputs;
+  const inputs = operands.slice(0, n);
   const extras = { from: inst };
-  const sorted = f.add("sort", inputs, sortAttrs, extras);
-  const parts = inputs.map((_, k) => leading(f, inst, n === 1 ? sorted : f.add("getTupleElement", [sorted], { index: k }, extras), dim, counts[k]!));
+  const sorted = f.add("sort", inputs, { dimension: form.dimension, isStable: true, comparator: form.comparator }, extras);
+  const parts = inputs.map((_, k) => leading(f, inst, n === 1 ? sorted : f.add("getTupleElement", [sorted], { index: k }, extras), form.dimension, form.counts[k]!));
   return n === 1 ? parts[0]! : f.add("tuple", parts, {}, extras);
 }

@@ -50,6 +50,12 @@ export interface LoweringCapabilities {
    * every comparison. Absent: the CPU backends' sort's (wasm/routines/sort.ts SORT_KEY_TYPES).
    */
   readonly sortKeyTypes?: ReadonlySet<ElementType>;
+  /**
+   * Whether the target runs `inst`, a topK or an ApproxTopK custom call, as a top-k
+   * kernel of its own (the WebGPU backend's, webgpu/top_k_wgsl.ts): decompose leaves it
+   * as it is instead of expanding it into a sort and slices. Absent: none does.
+   */
+  topKKernel?(inst: Instruction): boolean;
 }
 
 /** Elements of a probe's non-scalar values: enough for a vector body, unrolled, and a scalar tail. */

@@ -8,18 +8,22 @@
 // compute in the element type, not as the interpreter does), and everything a kernel
 // runs as it is.
 
-import type { HloModule } from "../../ir/computation.js";
+import type { HloModule, Instruction } from "../../ir/computation.js";
 import type { ElementType } from "../../types/element_type.js";
 import { expandModule } from "../expansions/index.js";
 import type { Pass } from "../../passes/pass.js";
 import { SORT_KEY_TYPES } from "../wasm/routines/sort.js";
 
-/** The pass for a target whose sort kernel compares keys of `sortKeyTypes` (kernel/capabilities.ts): the topKs it expands. */
-export function decomposeFor(sortKeyTypes: ReadonlySet<ElementType>): Pass {
+/**
+ * The pass for a target whose sort kernel compares keys of `sortKeyTypes`
+ * (kernel/capabilities.ts): the topKs it expands; and that runs the topKs and ApproxTopKs
+ * `topKKernel` says as a top-k kernel of its own (left as they are).
+ */
+export function decomposeFor(sortKeyTypes: ReadonlySet<ElementType>, topKKernel?: (inst: Instruction) => boolean): Pass {
   return {
     name: "decompose",
     run(module: HloModule, ctx) {
-      const { module: out, count } = expandModule(module, "compile", sortKeyTypes);
+      const { module: out, count } = expandModule(module, "compile", sortKeyTypes, topKKernel);
       if (count > 0) ctx.log("decompose", `decomposed ${count} instruction(s)`);
       return out;
     },

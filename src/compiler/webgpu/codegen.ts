@@ -31,6 +31,7 @@ import { bitcastConvertKernelWgsl, dynamicUpdateSliceKernelWgsl, gatherKernelWgs
 import { selectAndScatterKernelWgsl } from "./select_scatter_wgsl.js";
 import { raggedDotKernelWgsl } from "./ragged_dot_wgsl.js";
 import { WGSL_SORT_KEY_TYPES } from "./sort_wgsl.js";
+import { topKKernelTakes } from "./top_k_wgsl.js";
 import { DEFAULT_SLOTS, gemmKernel, type GpuEpilogue } from "./gemm_wgsl.js";
 import { wgslOutputFusion, type ArgumentSlots } from "./epilogue_wgsl.js";
 import { DEFAULT_GPU_LIMITS, productStorage, tileName, type GpuKernel, type GpuLimits, type StorageType, type TileStaging } from "./gemm_tiles_wgsl.js";
@@ -297,8 +298,9 @@ let capabilities: LoweringCapabilities | undefined;
  * (kernel/capabilities.ts); which row pipelines row fusion merges: those of the CPU
  * backends' rule with f16 and bf16 sums, maxima and minima too, whose merged kernel
  * runs a row per workgroup (a pipeline with a reduction in the interpreter's order
- * would run a row an invocation: its parts stay apart); and the key types the WGSL
- * sort compares (the topKs decompose makes sorts).
+ * would run a row an invocation: its parts stay apart); the key types the WGSL
+ * sort compares (the topKs decompose makes sorts); and the topKs and ApproxTopKs the
+ * top-k kernels take (decompose leaves those).
  */
 export function webgpuCapabilities(): LoweringCapabilities {
   capabilities ??= {
@@ -319,6 +321,7 @@ export function webgpuCapabilities(): LoweringCapabilities {
       return kernel.invocationsPerUnit > 1 ? true : { declined: "row pipeline: its rows would run an invocation each (a reduction in the interpreter's order)" };
     },
     sortKeyTypes: WGSL_SORT_KEY_TYPES,
+    topKKernel: topKKernelTakes,
   };
   return capabilities;
 }

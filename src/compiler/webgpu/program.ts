@@ -31,7 +31,8 @@ import type { CompileOptions } from "../index.js";
 import { isDeclined, quantizedDeclined, type Declined } from "../kernel/declined.js";
 import { MAX_WORKGROUPS_PER_DIMENSION, rowBuffersAllowed, webgpuCapabilities, wgslFusionKernel, wgslOutputFusionKernel, OP_KERNELS, type FusionKernelForms } from "./codegen.js";
 import { copyKernelWgsl, type WgslKernel } from "./wgsl_kernel.js";
-import { sortStepsWgsl } from "./sort_wgsl.js";
+import { sortStepsWgsl, type SortSteps } from "./sort_wgsl.js";
+import { topKProblem, topKStepsWgsl } from "./top_k_wgsl.js";
 import { unsupportedType } from "./wgsl_values.js";
 import { isElementType } from "../../types/element_type.js";
 import { fftPassesWgsl } from "./fft_wgsl.js";
@@ -104,7 +105,7 @@ const elementTypeName = (s: Shape): string => (s.kind === "array" ? s.elementTyp
 /** Why ops without a WGSL kernel run on the host, where there is more to say than that. */
 const HOST_REASONS: Partial<Record<Opcode, (inst: Instruction) => string>> = {
   rng: () => "rng draws from the interpreter's random stream (not a counter-based generator a kernel could compute)",
-  // decompose expands the others into the sort kernel (compiler/expansions/top_k.ts, sort_wgsl.ts WGSL_SORT_KEY_TYPES).
+  // The others are the top-k kernels' (top_k_wgsl.ts) or expanded into the sort kernel by decompose (compiler/expansions/top_k.ts, sort_wgsl.ts WGSL_SORT_KEY_TYPES).
   topK: (inst) => {
     const t = elementTypeName(inst.operands[0]!.shape);
     const why = isElementType(t) ? unsupportedType(t) : undefined;
@@ -113,7 +114,7 @@ const HOST_REASONS: Partial<Record<Opcode, (inst: Instruction) => string>> = {
 };
 
 /** Why an ApproxTopK reaches the planner: decompose expands every one the interpreter would run (compiler/expansions/top_k.ts). */
-const APPROX_TOP_K_LEFT = "ApproxTopK left unexpanded (marked as having a side effect, or a config, operands or results the interpreter refuses; a valid one is a sort and slices): the interpreter's kernel runs it and reports any error";
+const APPROX_TOP_K_LEFT = "ApproxTopK left unexpanded (marked as having a side effect, or a config, operands or results the interpreter refuses; a valid one runs as the top-k kernels, or as a sort and slices): the interpreter's kernel runs it and reports any error";
 
 /** Why an instruction that no fusion took runs on the host. */
 function hostReason(inst: Instruction): string {
@@ -285,10 +286,14 @@ function planSteps(entry: Computation, ctx: PlanContext, module?: HloModule): { 
       case "sort":
         if (!addEmpty(inst)) addSort(inst as Instruction<"sort">);
         continue;
+      case "topK":
+        if (addTopK(inst)) continue;
+        break;
       case "fft":
         if (!addEmpty(inst)) addFft(inst as Instruction<"fft">);
         continue;
       case "customCall": {
+        if (addTopK(inst)) continue;
         // Only the LAPACK calls that are linalg_wgsl.ts's kernels; any other runs on the host, even with empty results (its side effects).
         const kernel = customCallKernelWgsl(inst as Instruction<"customCall">, limits, MAX_WORKGROUPS_PER_DIMENSION);
         if (isDeclined(kernel)) addHost(inst, (inst as Instruction<"customCall">).attrs.target === "ApproxTopK" ? APPROX_TOP_K_LEFT : kernel.declined);
@@ -345,13 +350,29 @@ function planSteps(entry: Computation, ctx: PlanContext, module?: HloModule): { 
   /** A sort: its dispatches (sort_wgsl.ts: one kernel, or a bitonic network over a permutation temporary; narrow operands gathered through the permutation). */
   function addSort(inst: Instruction<"sort">): void {
     const sorted = sortStepsWgsl(inst, limits, MAX_WORKGROUPS_PER_DIMENSION);
-    if (isDeclined(sorted)) {
-      addHost(inst, sorted.declined);
-      return;
-    }
+    if (isDeclined(sorted)) addHost(inst, sorted.declined);
+    else addSortSteps(inst, sorted);
+  }
+
+  /**
+   * A topK or ApproxTopK that decompose left to the top-k kernels (top_k_wgsl.ts), or one
+   * they decline (run on the host with the reason); false, adding nothing, for any other
+   * (a topK of a type they do not compare, an ApproxTopK the interpreter refuses).
+   */
+  function addTopK(inst: Instruction): boolean {
+    const problem = topKProblem(inst);
+    if (problem === undefined) return false;
+    if (addEmpty(inst)) return true;
+    const steps = topKStepsWgsl(problem, MAX_WORKGROUPS_PER_DIMENSION);
+    if (isDeclined(steps)) addHost(inst, steps.declined);
+    else addSortSteps(inst, steps);
+    return true;
+  }
+
+  /** A sort's or top-k's dispatches over its operands, results and temporaries (sort_wgsl.ts, top_k_wgsl.ts). */
+  function addSortSteps(inst: Instruction, sorted: SortSteps): void {
     const operands = operandLeaves(inst).flat();
-    const permutation: Location | undefined = sorted.permutationBytes === 0 ? undefined
-      : { space: "temp", index: temps.push({ bytes: Math.ceil(sorted.permutationBytes / 64) * 64, defined: steps.length, lastUse: steps.length }) - 1 };
+    const temporaries: Location[] = sorted.temporaryBytes.map((bytes) => ({ space: "temp", index: temps.push({ bytes: Math.ceil(bytes / 64) * 64, defined: steps.length, lastUse: steps.length }) - 1 }));
     // The results' temporaries from the first step writing them.
     let results: Location[] | undefined;
     const resultLeaves = (): Location[] => (results ??= newTemps(inst.shape));
@@ -359,10 +380,10 @@ function planSteps(entry: Computation, ctx: PlanContext, module?: HloModule): { 
       const buffers = step.slots.flatMap((slot): Location[] => {
         if (slot === "operands") return operands;
         if (slot === "results") return resultLeaves();
-        if (slot === "permutation") return [permutation!];
+        if ("temporary" in slot) return [temporaries[slot.temporary]!];
         return "operand" in slot ? [operands[slot.operand]!] : [resultLeaves()[slot.result]!];
       });
-      // Each step's reads live to it: an operand or the permutation is read by steps after the first.
+      // Each step's reads live to it: an operand or a temporary is read by steps after the first.
       use(buffers);
       steps.push({ kind: "kernel", name: step.name === "" ? inst.name : `${inst.name} (${step.name})`, kernel: kernelIndex(ctx, step.kernel), buffers, ...(step.parameters !== undefined ? { parameters: step.parameters } : {}) });
     }

@@ -31,7 +31,7 @@
 // narrow operand writes its result a word an invocation, each word's elements fetched
 // from the positions the permutation names: the same permutation, so the same result.
 
-import type { Instruction } from "../../ir/computation.js";
+import type { Computation, Instruction } from "../../ir/computation.js";
 import { rowMajorStrides } from "../../types/index_util.js";
 import { arrayShape, type ArrayShape } from "../../types/shape.js";
 import { DeclinedError, type Declined } from "../kernel/declined.js";
@@ -54,25 +54,31 @@ export const WGSL_SORT_KEY_TYPES: ReadonlySet<ElementType> = new Set(
   (Object.keys(ELEMENT_TYPES) as ElementType[]).filter((t) => t !== "index" && unsupportedType(t) === undefined),
 );
 
+/** A comparator compiled into WGSL (`fn before`), with the math functions it calls. */
+export interface WgslComparator {
+  readonly source: string;
+  readonly math: ReadonlySet<WgslMathName>;
+}
+
 /**
- * `fn before(base: u32, x: u32, y: u32) -> bool`: the comparator of `inst` on the lane
- * elements at positions x and y of the lane starting at element `base` (elements
- * `stride` apart): true when x goes first.
+ * `fn before(base: u32, x: u32, y: u32) -> bool`: `comparator` (a sort's: two parameters
+ * an operand) on the lane elements at positions x and y of the lane of `operands`
+ * starting at element `base` (elements `stride` apart): true when x goes first. `op`
+ * names the kernel in a declined reason ("webgpu sort", "webgpu top-k").
  */
-function comparatorFunction(inst: Instruction<"sort">, stride: number): { source: string; math: ReadonlySet<WgslMathName> } | Declined {
-  const operands = inst.operands.map((o) => o.shape as ArrayShape);
+export function comparatorFunction(operands: readonly ArrayShape[], comparator: Computation, stride: number, op: string): WgslComparator | Declined {
   const g = new KernelGraph();
   // The comparator's parameters, interleaved: operand k's element at x, then at y.
   const params = operands.flatMap((o, k) => [0, 1].map((side) => g.op("rin", o.elementType, [], 2 * k + side)));
-  const results = lowerScalarBody(g, inst.attrs.comparator, params);
-  if ("declined" in results) return { declined: `webgpu sort: the comparator: ${results.declined}` };
-  if (results.length !== 1) return { declined: "webgpu sort: a comparator with more than one result" };
+  const results = lowerScalarBody(g, comparator, params);
+  if ("declined" in results) return { declined: `${op}: the comparator: ${results.declined}` };
+  if (results.length !== 1) return { declined: `${op}: a comparator with more than one result` };
   // Loaded from its bytes (wgsl_kernel.ts loadAs): the value as the fusions' renderer holds it, whatever its width.
   const leaf = (p: number): string => {
     const k = p >> 1;
     const t = operands[k]!.elementType;
     const why = unsupportedType(t);
-    if (why !== undefined) throw new DeclinedError(`webgpu sort: the comparator compares ${t} values (${why})`);
+    if (why !== undefined) throw new DeclinedError(`${op}: the comparator compares ${t} values (${why})`);
     return loadAs(t, `i32(args[${u(k)}] + (base + ${p % 2 === 0 ? "x" : "y"} * ${u(stride)}) * ${u(ELEMENT_TYPES[t].storageBytes)})`);
   };
   const values = new WgslValues(g, {
@@ -84,7 +90,7 @@ function comparatorFunction(inst: Instruction<"sort">, stride: number): { source
   try {
     values.emit(neededNodes(g, [results[0]!]), lines, "  ");
   } catch (e) {
-    if (e instanceof DeclinedError) return { declined: e.message.startsWith("webgpu sort") ? e.message : `webgpu sort: the comparator: ${e.message}` };
+    if (e instanceof DeclinedError) return { declined: e.message.startsWith(op) ? e.message : `${op}: the comparator: ${e.message}` };
     throw e;
   }
   const result = g.node(results[0]!).type === "cond" ? values.v(results[0]!) : `${values.v(results[0]!)} != 0u`;
@@ -100,11 +106,11 @@ interface SortParts {
   readonly strides: readonly number[];
   readonly stride: number;
   readonly bytes: readonly number[];
-  readonly comparator: { source: string; math: ReadonlySet<WgslMathName> };
+  readonly comparator: WgslComparator;
 }
 
 /** Whether an operand's elements share words (its results are written by a gather kernel through the permutation). */
-const narrow = (bytes: number): boolean => bytes % 4 !== 0;
+export const narrow = (bytes: number): boolean => bytes % 4 !== 0;
 
 function sortParts(inst: Instruction<"sort">): SortParts | Declined {
   const operands = inst.operands.map((o) => o.shape as ArrayShape);
@@ -115,14 +121,18 @@ function sortParts(inst: Instruction<"sort">): SortParts | Declined {
   if (2 * operands.length + 5 >= 64) return { declined: `webgpu sort: ${operands.length} operands (the kernels bind up to 29)` };
   const strides = rowMajorStrides(dims);
   const stride = strides[dimension]!;
-  const comparator = comparatorFunction(inst, stride);
+  const comparator = comparatorFunction(operands, inst.attrs.comparator, stride, "webgpu sort");
   if ("declined" in comparator) return comparator;
   const n = dims[dimension]!;
   return { dims, dimension, n, lanes: product(dims) / n, strides, stride, bytes: operands.map((o) => ELEMENT_TYPES[o.elementType].storageBytes), comparator };
 }
 
-/** WGSL statements setting `base`, the first element of lane `lane` (its index over the dims other than the sort's, row-major). */
-function laneBase(p: SortParts): string[] {
+/**
+ * WGSL statements setting `base`, the first element of lane `lane` (its index over the
+ * dims other than the sort's, row-major) in an array of `dims` whose elements are
+ * `strides` apart.
+ */
+export function laneBase(p: { readonly dims: readonly number[]; readonly dimension: number; readonly strides: readonly number[] }): string[] {
   const split: string[] = ["  var laneRest = lane;", "  var base = 0u;"];
   for (let d = p.dims.length - 1; d >= 0; d--) {
     if (d !== p.dimension) split.push(`  base = base + (laneRest % ${u(p.dims[d]!)}) * ${u(p.strides[d]!)}; laneRest = laneRest / ${u(p.dims[d]!)};`);
@@ -160,10 +170,10 @@ function narrowGather(inst: Instruction<"sort">, p: SortParts, k: number, lanePo
   return { ...kernel, what: `sort's ${shape.elementType} operand ${k} gathered through the permutation, a word of ${4 / bytes} elements an invocation` };
 }
 
-/** A buffer a sort step binds: every operand, every result, the permutation, or one operand's or result's. */
-export type SortSlot = "operands" | "results" | "permutation" | { readonly operand: number } | { readonly result: number };
+/** A buffer a sort's or top-k's step binds: every operand, every result, one of its temporaries, or one operand's or result's. */
+export type SortSlot = "operands" | "results" | { readonly temporary: number } | { readonly operand: number } | { readonly result: number };
 
-/** One dispatch of a sort: its kernel, the buffers it binds in order, its parameter words and what its step is called after the sort's name ("": the sort's name alone). */
+/** One dispatch of a sort or top-k: its kernel, the buffers it binds in order, its parameter words and what its step is called after the instruction's name ("": the name alone). */
 export interface SortStep {
   readonly kernel: WgslKernel;
   readonly slots: readonly SortSlot[];
@@ -171,11 +181,14 @@ export interface SortStep {
   readonly name: string;
 }
 
-/** A sort's dispatches, in order, and the bytes of the permutation temporary they share (0: none). */
+/** A sort's or top-k's dispatches, in order, and the bytes of each temporary they share (a sort's: the permutation, where it has one). */
 export interface SortSteps {
-  readonly permutationBytes: number;
+  readonly temporaryBytes: readonly number[];
   readonly steps: readonly SortStep[];
 }
+
+/** A sort's permutation: its one temporary. */
+const PERMUTATION = { temporary: 0 } as const;
 
 /**
  * The sort of `inst` as dispatches: one kernel where a lane fits in workgroup memory
@@ -192,8 +205,8 @@ export function sortStepsWgsl(inst: Instruction<"sort">, limits: GpuLimits, maxW
   if (parts.n <= longest) {
     const kernel = sortKernel(parts, hasNarrow, limits, maxWorkgroupsPerDimension);
     sorted = {
-      permutationBytes: hasNarrow ? parts.lanes * parts.n * 4 : 0, lanePositions: parts.n,
-      steps: [{ kernel, slots: hasNarrow ? ["operands", "results", "permutation"] : ["operands", "results"], name: "" }],
+      temporaryBytes: hasNarrow ? [parts.lanes * parts.n * 4] : [], lanePositions: parts.n,
+      steps: [{ kernel, slots: hasNarrow ? ["operands", "results", PERMUTATION] : ["operands", "results"], name: "" }],
     };
   } else {
     const long = longSortSteps(parts, maxWorkgroupsPerDimension);
@@ -201,9 +214,9 @@ export function sortStepsWgsl(inst: Instruction<"sort">, limits: GpuLimits, maxW
     sorted = long;
   }
   const gathers: SortStep[] = parts.bytes.flatMap((bytes, k) => (narrow(bytes)
-    ? [{ kernel: narrowGather(inst, parts, k, sorted.lanePositions, maxWorkgroupsPerDimension), slots: [{ operand: k }, "permutation", { result: k }], name: `operand ${k}` }]
+    ? [{ kernel: narrowGather(inst, parts, k, sorted.lanePositions, maxWorkgroupsPerDimension), slots: [{ operand: k }, PERMUTATION, { result: k }], name: `operand ${k}` }]
     : []));
-  return { permutationBytes: sorted.permutationBytes, steps: [...sorted.steps, ...gathers] };
+  return { temporaryBytes: sorted.temporaryBytes, steps: [...sorted.steps, ...gathers] };
 }
 
 /**
@@ -214,7 +227,7 @@ export function sortStepsWgsl(inst: Instruction<"sort">, limits: GpuLimits, maxW
  * asymmetry makes the same as comparing the pair both ways. For a comparator that is not
  * a strict weak order any answer still exchanges whole elements: a permutation.
  */
-const GOES_FIRST = [
+export const GOES_FIRST = [
   "fn goesFirst(base: u32, x: u32, y: u32) -> bool {",
   "  if (x < y) { return !before(base, y, x); }",
   "  return before(base, x, y);",
@@ -230,7 +243,7 @@ const GOES_FIRST = [
  * through the rounds that stay within it, with no barrier between them, gained nothing
  * measurable there, so every round is one barrier.
  */
-const SORT_INVOCATIONS = 64;
+export const SORT_INVOCATIONS = 64;
 
 /**
  * The sort kernel over the operands then the results (then, with narrow operands, the
@@ -342,10 +355,10 @@ function longSortSteps(parts: SortParts, maxWorkgroupsPerDimension: number): (So
     "  let ascending = (a & k) == 0u;",
     "  if ((ascending && less(base, y, x)) || (!ascending && less(base, x, y))) { mem[at + a] = y; mem[at + b] = x; }",
   ], maxWorkgroupsPerDimension);
-  const steps: SortStep[] = [{ kernel: init, slots: ["permutation"], name: "permutation" }];
+  const steps: SortStep[] = [{ kernel: init, slots: [PERMUTATION], name: "permutation" }];
   const passKernel = { ...pass, what: `bitonic pass of a sort of ${lanes} lanes of ${n} (padded to ${P}), across dispatches` };
   for (let k = 2; k <= P; k *= 2) {
-    for (let j = k / 2; j >= 1; j /= 2) steps.push({ kernel: passKernel, slots: ["operands", "permutation"], parameters: [k, j], name: `pass ${k}/${j}` });
+    for (let j = k / 2; j >= 1; j /= 2) steps.push({ kernel: passKernel, slots: ["operands", PERMUTATION], parameters: [k, j], name: `pass ${k}/${j}` });
   }
   if (parts.bytes.some((b) => !narrow(b))) {
     const finish = elementKernel(flat(lanes * n), 2 * count, WGSL_HELPERS, [
@@ -355,7 +368,7 @@ function longSortSteps(parts: SortParts, maxWorkgroupsPerDimension: number): (So
       `  let src = mem[(args[${u(count)}] >> 2u) + lane * ${u(P)} + j];`,
       ...laneCopies(parts, count + 1, "  "),
     ], maxWorkgroupsPerDimension);
-    steps.push({ kernel: finish, slots: ["operands", "permutation", "results"], name: "" });
+    steps.push({ kernel: finish, slots: ["operands", PERMUTATION, "results"], name: "" });
   }
-  return { permutationBytes: lanes * P * 4, lanePositions: P, steps };
+  return { temporaryBytes: [lanes * P * 4], lanePositions: P, steps };
 }

@@ -453,7 +453,7 @@ test("an ApproxTopK the interpreter refuses stays on the host with its reason, a
   const text = readFileSync(new URL("../../../../test/fixtures/custom_calls/approx_max_k.mlir", import.meta.url), "utf8").replace("top_k = 3 : i64", "top_k = 7 : i64");
   const plan = planGpuProgram(parseStableHlo(text), {});
   assert.deepEqual(plan.steps.flatMap((s) => (s.kind === "host" ? [s.why] : [])), [
-    "ApproxTopK left unexpanded (marked as having a side effect, or a config, operands or results the interpreter refuses; a valid one is a sort and slices): the interpreter's kernel runs it and reports any error"]);
+    "ApproxTopK left unexpanded (marked as having a side effect, or a config, operands or results the interpreter refuses; a valid one runs as the top-k kernels, or as a sort and slices): the interpreter's kernel runs it and reports any error"]);
   const exe = await compile(parseStableHlo(text), { backend: "webgpu" });
   try {
     await assert.rejects(exe.run([Literal.from("f32", [[1, 2, 3, 4, 5, 6], [1, 2, 3, 4, 5, 6], [1, 2, 3, 4, 5, 6], [1, 2, 3, 4, 5, 6]])]), /ApproxTopK: top_k must be in \[0, 6\], got 7/);
