@@ -6,8 +6,8 @@
 // select-and-scatter on them; bitcast-convert (a copy of bytes, or packed bits gathered:
 // shapes that change, f64, f8, complex, pred and sub-byte elements); gathers and
 // dynamic-update-slices of 1- and 2-byte elements (a result word an invocation); topK of
-// f16, bf16, every f8 format and the sub-byte floats (a sort, values and indices the
-// interpreter's bits; f64's stays on the host, saying why). Each
+// f16, bf16, every f8 format and the sub-byte floats (the sort kernel, or the top-k
+// kernel for a k small against the lane: values and indices the interpreter's bits; f64's stays on the host, saying why). Each
 // program must run without a host step (checkSame), so each test fails if its op falls
 // back to the host.
 //
@@ -159,7 +159,7 @@ function topKOperand(t: ElementType, lanes: number, n: number): Literal {
 
 const TOP_K_TYPES: readonly ElementType[] = ["f16", "bf16", "f8e4m3fn", "f8e5m2", "f8e4m3fnuz", "f8e5m2fnuz", "f8e4m3b11fnuz", "f8e3m4", "f8e4m3", "f8e8m0fnu", "f6e2m3fn", "f6e3m2fn", "f4e2m1fn"];
 
-test("topK of f16, bf16, every f8 format, the sub-byte floats and pred: the sort kernel, the interpreter's values and indices bit for bit (XLA's total order: NaNs of both signs, -0 below +0, ties to the lower index)", { skip }, async () => {
+test("topK of f16, bf16, every f8 format, the sub-byte floats and pred: the sort kernel (k = 300) and the top-k kernel (k = 37), the interpreter's values and indices bit for bit (XLA's total order: NaNs of both signs, -0 below +0, ties to the lower index)", { skip }, async () => {
   for (const t of [...TOP_K_TYPES, "pred"] as const) {
     // Lanes of 300: every pattern of a narrow type at least once, with ties; the whole lane in order (every pair's order shows), and the smallest 37.
     for (const [largest, k] of [[true, 300], [false, 37]] as const) {
@@ -168,7 +168,8 @@ test("topK of f16, bf16, every f8 format, the sub-byte floats and pred: the sort
       const exe = await compile(comp, { backend: "webgpu" });
       try {
         assert.deepEqual(exe.stats.interpreted, [], exe.dump());
-        assert.match(exe.dump(), /kernel [^\n]*sort of 3 lanes of 300/);
+        // The whole lane is the sort kernel's; the smallest 37 the top-k kernel's (top_k_wgsl.ts).
+        assert.match(exe.dump(), k === 300 ? /kernel [^\n]*sort of 3 lanes of 300/ : /kernel [^\n]*top-k \(k = 37\) of 3 lanes of 300/);
         const arg = topKOperand(t, 3, 300);
         const [got, want] = [(await exe.run([arg])).arrayLeaves(), evaluate(comp, [arg]).arrayLeaves()];
         got.forEach((g, k) => assert.deepEqual(bitsOf(g), bitsOf(want[k]!), `${t} largest=${largest}: ${k === 0 ? "values" : "indices"}`));
@@ -181,7 +182,7 @@ test("topK of f16, bf16, every f8 format, the sub-byte floats and pred: the sort
 
 const bitsOf = (l: Literal): number[] => [...new Uint8Array(l.data.buffer, l.data.byteOffset, l.data.byteLength)];
 
-test("the plan (no GPU needed): a topK of every type the WGSL sort compares is a sort kernel, f64's stays the interpreter's topK and says why", () => {
+test("the plan (no GPU needed): a topK of every type the WGSL sort compares is a kernel (the top-k kernel's, k = 4 of 9), f64's stays the interpreter's topK and says why", () => {
   for (const t of [...TOP_K_TYPES, "f32", "s64", "u8", "pred"] as const) {
     const b = new XlaBuilder(`top_k_${t}`);
     const plan = planGpuProgram(b.build(topK(parameter(b, 0, arrayShape(t, [2, 9])), 4)), {});

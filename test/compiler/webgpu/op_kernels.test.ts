@@ -300,7 +300,7 @@ ENTRY %main (p: pred[], x: f32[5], y: s32[2,3]) -> (f32[5], (s32[2,3], s32[2,3])
   }
 });
 
-test("topK runs as the sort kernel and a slice, bit-exact with the interpreter: NaNs of both signs, -0 and +0, ties to the lower index; a lane longer than workgroup memory", { skip }, async () => {
+test("topK runs as the top-k kernel (k small against the lane) or the sort kernel and a slice, bit-exact with the interpreter: NaNs of both signs, -0 and +0, ties to the lower index; a lane longer than workgroup memory", { skip }, async () => {
   const topK = (t: string, n: number, k: number, largest: boolean): string => `func.func @main(%x: tensor<3x${n}x${t}>) -> (tensor<3x${k}x${t}>, tensor<3x${k}xi32>) {
   %v, %i = chlo.top_k(%x, k = ${k}${largest ? "" : ", largest = false"}) : tensor<3x${n}x${t}> -> (tensor<3x${k}x${t}>, tensor<3x${k}xi32>)
   return %v, %i : tensor<3x${k}x${t}>, tensor<3x${k}xi32>
@@ -322,11 +322,11 @@ test("topK runs as the sort kernel and a slice, bit-exact with the interpreter: 
   // f16 and the narrow floats since session 52 (op_kernel_types.test.ts); f64 keys the WGSL sort cannot compare.
   const f64 = planGpuProgram(parseStableHlo(topK("f64", 9, 4, true)), {});
   assert.deepEqual(f64.steps.flatMap((s) => (s.kind === "host" ? [s.why] : [])), ["topK of f64: the WGSL sort compares no f64 keys (WGSL has no f64), so the interpreter's topK runs it"]);
-  // 5000 elements a lane: past WebGPU's guaranteed 16 KiB, the bitonic network across dispatches (ties by position).
+  // 5000 elements a lane, past WebGPU's guaranteed 16 KiB: the top-k kernel's chunks and their candidates merged (ties by position).
   await checkSame(topK("f32", 5000, 17, true), [`dense<[${chunk(floats(5000), 5000)}]> : tensor<3x5000xf32>`]);
 });
 
-test("XLA's ApproxTopK (JAX's approx_max_k, approx_min_k, as exported) runs as the sort kernel and slices, bit-exact with the interpreter", { skip }, async () => {
+test("XLA's ApproxTopK (JAX's approx_max_k, approx_min_k, as exported) runs as the top-k kernel or the sort kernel and slices, bit-exact with the interpreter", { skip }, async () => {
   const dir = new URL("../../../../test/fixtures/custom_calls/", import.meta.url);
   for (const name of ["approx_max_k", "approx_max_k_not_aggregated", "approx_min_k_dim0"]) {
     const text = readFileSync(new URL(`${name}.mlir`, dir), "utf8");
