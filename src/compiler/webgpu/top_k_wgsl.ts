@@ -89,7 +89,7 @@ export function topKProblem(inst: Instruction): TopKProblem | undefined {
  * u32 (an adapter's larger memory is not used, so that a plan does not depend on it
  * and decompose, which runs without a device, decides as the planner does).
  */
-const MOST_POSITIONS = DEFAULT_GPU_LIMITS.maxComputeWorkgroupStorageSize / 4;
+export const MOST_POSITIONS = DEFAULT_GPU_LIMITS.maxComputeWorkgroupStorageSize / 4;
 
 /**
  * The first stage's chunk, in positions: a lane of GPT-2's 50257 logits is 50 chunks,
@@ -98,9 +98,12 @@ const MOST_POSITIONS = DEFAULT_GPU_LIMITS.maxComputeWorkgroupStorageSize / 4;
 const FIRST_CHUNK = 1024;
 
 /**
- * The longest run (k up to a power of two) the kernel takes; a larger k is the sort's
- * (decompose expands it), whose network costs about as much once the runs are a large
- * part of the lane.
+ * The longest run (k up to a power of two) the kernel takes for a lane that workgroup
+ * memory holds, where the sort is one kernel too: on SwiftShader, top-k of [4, 4096]
+ * cost 34 ms of CPU against the sort's 58 with runs of 64, 48 against 56 with runs of
+ * 256, and as much or more from 512 up (docs/benchmarks.md, session 55). A longer lane
+ * takes runs up to half a chunk of workgroup memory: the sort's network across
+ * dispatches cost 3.5 times the kernel's there even with runs of 2048 ([2, 16384]).
  */
 export const MOST_RUN = 256;
 
@@ -160,8 +163,9 @@ interface Geometry {
 
 /**
  * The top-k of `problem` as dispatches: a kernel a stage, then a gather a result of 1- or
- * 2-byte elements; declined where k is past MOST_RUN or is half the lane or more (the
- * sort does as well there), or where the comparator does not compile.
+ * 2-byte elements; declined where k is past the bound (MOST_RUN in a lane workgroup
+ * memory holds, half a chunk in a longer one) or past half the lane (the sort does as
+ * well there), or where the comparator does not compile.
  */
 export function topKStepsWgsl(problem: TopKProblem, maxWorkgroupsPerDimension: number): SortSteps | Declined {
   const { operands, dimension } = problem;
@@ -170,7 +174,8 @@ export function topKStepsWgsl(problem: TopKProblem, maxWorkgroupsPerDimension: n
   const k = Math.max(...problem.results.map((r) => r.count));
   const run = powerOfTwoAtLeast(k);
   if (k < 1) return { declined: "webgpu top-k: k is 0 (nothing to select)" };
-  if (run > MOST_RUN || 2 * run > powerOfTwoAtLeast(n)) return { declined: `webgpu top-k: k = ${k} of ${n} is past the top-k kernel's bound (runs of ${run}; at most ${MOST_RUN}, and at most half the lane): the sort` };
+  const most = n <= MOST_POSITIONS ? MOST_RUN : MOST_POSITIONS / 2;
+  if (run > most || 2 * run > powerOfTwoAtLeast(n)) return { declined: `webgpu top-k: k = ${k} of ${n} is past the top-k kernel's bound (runs of ${run}: at most ${most} in a lane of ${n}, and at most half the lane): the sort` };
   const resultShapes = problem.results.map((r) => arrayShape("operand" in r ? operands[r.operand]!.elementType : "s32", dims.map((d, j) => (j === dimension ? r.count : d))));
   if (tooLarge([...operands, ...resultShapes])) return { declined: "webgpu top-k: an operand of 2 GiB or more" };
   // The kernels' argument slots: the operands, a stage's input and output or the results, the positions, the zero after them.

@@ -5,7 +5,8 @@
 // a merge; 50257: 50 chunks, and with k = 256 two merges), f32 keys drawn with many ties
 // from patterns with NaNs of both signs and payloads, infinities, -0 and +0 (the largest
 // or smallest k are then ties spread over every chunk: a wrong tie rule, a dropped chunk
-// or a chunk boundary off by one changes the indices), every integer width and pred,
+// or a chunk boundary off by one changes the indices), runs of 1024 and 2048 in long
+// lanes (up to four stages), every integer width and pred,
 // f16 and bf16 (results gathered through the positions), and XLA's ApproxTopK with two
 // operands by a plain GT (strict weak order on data without NaNs), along the last or
 // the first dimension, aggregated or not. Skipped where nothing runs WebGPU; the plan
@@ -17,7 +18,7 @@ import { both, webgpuSkip } from "./gpu_available.js";
 import { releaseGpu } from "../../../src/compiler/webgpu/adapter.js";
 import { dumpGpuProgram } from "../../../src/compiler/webgpu/executable.js";
 import { planGpuProgram } from "../../../src/compiler/webgpu/program.js";
-import { MOST_RUN } from "../../../src/compiler/webgpu/top_k_wgsl.js";
+import { MOST_POSITIONS, MOST_RUN } from "../../../src/compiler/webgpu/top_k_wgsl.js";
 import { arrayShape, Literal, parameter, parseStableHlo, topK, XlaBuilder, type ElementType } from "../../../src/index.js";
 import { ELEMENT_TYPES } from "../../../src/types/element_type.js";
 import { rng } from "../../support/prng.js";
@@ -90,9 +91,13 @@ test("the plan (no GPU needed): the top-k kernel for a k small against the lane,
   assert.match(plan("f32", [2, 50257], 256), /stage 3\/3[^\n]*1024 candidates a lane in 1 chunk of 1024/);
   // f16: the values gathered through the positions after the last stage.
   assert.match(plan("f16", [4, 50257], 40), /\(result 0\) [^\n]*top-k's f16 result of operand 0 gathered through the positions/);
-  // The bound: runs of at most MOST_RUN, at most half the lane (padded to a power of two); past it, the sort kernel.
+  // The bound: in a lane workgroup memory holds, runs of at most MOST_RUN, at most half the lane (padded to a power of two); past it, the sort kernel.
   assert.match(plan("f32", [2, 1000], MOST_RUN), /top-k \(k = 256\) of 2 lanes of 1000: 1 chunk of 1024/);
   assert.match(plan("f32", [2, 1000], MOST_RUN + 1), /sort of 2 lanes of 1000/);
+  assert.match(plan("f32", [2, MOST_POSITIONS], MOST_RUN + 1), new RegExp(`sort of 2 lanes of ${MOST_POSITIONS}, a bitonic network`));
+  // In a longer one (the sort's network across dispatches), runs up to half a chunk of workgroup memory.
+  assert.match(plan("f32", [2, MOST_POSITIONS + 1], MOST_POSITIONS / 2), /stage 1\/2\) [^\n]*top-k \(k = 2048\) of 2 lanes of 4097: 2 chunks of 4096 a lane, runs of 2048/);
+  assert.match(plan("f32", [2, 16384], MOST_POSITIONS / 2 + 1), /bitonic pass of a sort of 2 lanes of 16384/);
   assert.match(plan("f32", [3, 9], 5), /top-k \(k = 5\) of 3 lanes of 9: 1 chunk of 16/);
   assert.match(plan("f32", [3, 9], 9), /sort of 3 lanes of 9/);
   assert.match(plan("f32", [3, 1], 1), /sort of 3 lanes of 1/);
@@ -116,6 +121,14 @@ test("topK of f32 across chunks: lanes of 4097 (5 chunks and a merge) and 50257 
   for (const [lanes, n, k, largest] of [[2, 4097, 1, true], [2, 4097, 50, false], [3, 4097, 256, true], [1, 50257, 50, true], [4, 50257, 40, false], [2, 50257, 256, true], [1, 50257, 1, false]] as const) {
     const dump = await sameTopK("f32", [lanes, n], k, largest, seed++);
     assert.match(dump, new RegExp(`stage 1/\\d\\) [^\\n]*top-k \\(k = ${k}\\) of ${lanes} lanes of ${n}`));
+  }
+});
+
+test("topK of f32 with long runs in long lanes: k = 1000 of 50257 (runs of 1024: four stages), k = 2048 of 16384", { skip }, async () => {
+  let seed = 150;
+  for (const [lanes, n, k, stages] of [[1, 50257, 1000, 4], [2, 16384, 2048, 3]] as const) {
+    const dump = await sameTopK("f32", [lanes, n], k, seed % 2 === 0, seed++);
+    assert.match(dump, new RegExp(`stage ${stages}/${stages}\\) [^\\n]*top-k \\(k = ${k}\\)`));
   }
 });
 
