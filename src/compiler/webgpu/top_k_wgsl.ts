@@ -30,6 +30,7 @@
 
 import type { Computation, Instruction } from "../../ir/computation.js";
 import { InstructionFactory } from "../../ir/factory.js";
+import { maxOf } from "../../types/arrays.js";
 import { rowMajorStrides } from "../../types/index_util.js";
 import { ELEMENT_TYPES, type ElementType } from "../../types/element_type.js";
 import { arrayShape, type ArrayShape } from "../../types/shape.js";
@@ -171,7 +172,7 @@ export function topKStepsWgsl(problem: TopKProblem, maxWorkgroupsPerDimension: n
   const { operands, dimension } = problem;
   const dims = operands[0]!.dimensions;
   const n = dims[dimension]!;
-  const k = Math.max(...problem.results.map((r) => r.count));
+  const k = maxOf(problem.results.map((r) => r.count));
   const run = powerOfTwoAtLeast(k);
   if (k < 1) return { declined: "webgpu top-k: k is 0 (nothing to select)" };
   const most = n <= MOST_POSITIONS ? MOST_RUN : MOST_POSITIONS / 2;
