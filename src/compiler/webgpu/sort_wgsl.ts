@@ -127,12 +127,8 @@ function sortParts(inst: Instruction<"sort">): SortParts | Declined {
   return { dims, dimension, n, lanes: product(dims) / n, strides, stride, bytes: operands.map((o) => ELEMENT_TYPES[o.elementType].storageBytes), comparator };
 }
 
-/**
- * WGSL statements setting `base`, the first element of lane `lane` (its index over the
- * dims other than the sort's, row-major) in an array of `dims` whose elements are
- * `strides` apart.
- */
-export function laneBase(p: { readonly dims: readonly number[]; readonly dimension: number; readonly strides: readonly number[] }): string[] {
+/** WGSL statements setting `base`, the first element of lane `lane` (its index over the dims other than the sort's, row-major). */
+function laneBase(p: SortParts): string[] {
   const split: string[] = ["  var laneRest = lane;", "  var base = 0u;"];
   for (let d = p.dims.length - 1; d >= 0; d--) {
     if (d !== p.dimension) split.push(`  base = base + (laneRest % ${u(p.dims[d]!)}) * ${u(p.strides[d]!)}; laneRest = laneRest / ${u(p.dims[d]!)};`);
