@@ -113,7 +113,7 @@ const HOST_REASONS: Partial<Record<Opcode, (inst: Instruction) => string>> = {
   },
 };
 
-/** Why an ApproxTopK reaches the planner: decompose expands every one the interpreter would run (compiler/expansions/top_k.ts). */
+/** Why an ApproxTopK reaches the planner unplanned: decompose expands, or leaves to the top-k kernels, every one the interpreter would run (compiler/expansions/top_k.ts, top_k_wgsl.ts). */
 const APPROX_TOP_K_LEFT = "ApproxTopK left unexpanded (marked as having a side effect, or a config, operands or results the interpreter refuses; a valid one runs as the top-k kernels, or as a sort and slices): the interpreter's kernel runs it and reports any error";
 
 /** Why an instruction that no fusion took runs on the host. */
