@@ -29,8 +29,8 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
+import { moduleImports, parseModule, sourcesUnder } from "./module_imports.js";
 
 const SRC = join(process.cwd(), "src");
 
@@ -38,15 +38,9 @@ const SRC = join(process.cwd(), "src");
 // progress can be listed here with the reason, and removed when it lands.)
 const ALLOWED: ReadonlySet<string> = new Set([]);
 
-/** The relative module specifiers a source imports or re-exports (static and dynamic). */
-function importSpecifiers(source: string): string[] {
-  const out: string[] = [];
-  const statement = /(?:^|[\n;])\s*(?:import|export)\s+(?:type\s+)?(?:[\w*${}\s,]+?\s+from\s+)?["']([^"']+)["']/g;
-  const dynamic = /\bimport\(\s*["']([^"']+)["']\s*\)/g;
-  for (const re of [statement, dynamic]) {
-    for (let m = re.exec(source); m !== null; m = re.exec(source)) if (m[1]!.startsWith(".")) out.push(m[1]!);
-  }
-  return out;
+/** The relative module specifiers a source imports or re-exports (static, type-only and dynamic). */
+function importSpecifiers(file: string, text?: string): string[] {
+  return moduleImports(parseModule(file, text)).filter((i) => i.kind !== "worker" && i.specifier.startsWith(".")).map((i) => i.specifier);
 }
 
 interface FolderEdge {
@@ -54,16 +48,6 @@ interface FolderEdge {
   readonly to: string;
   /** One file-level import that makes the edge, for the message. */
   readonly via: string;
-}
-
-function sourcesUnder(dir: string): string[] {
-  const out: string[] = [];
-  for (const name of readdirSync(dir)) {
-    const p = join(dir, name);
-    if (statSync(p).isDirectory()) out.push(...sourcesUnder(p));
-    else if (p.endsWith(".ts") && !p.endsWith(".d.ts")) out.push(p);
-  }
-  return out;
 }
 
 /** The folder of a path under src/: its first component, or undefined for src/'s own files. */
@@ -77,7 +61,7 @@ function folderEdges(): FolderEdge[] {
   for (const file of sourcesUnder(SRC)) {
     const from = folderOf(file);
     if (from === undefined) continue;
-    for (const spec of importSpecifiers(readFileSync(file, "utf8"))) {
+    for (const spec of importSpecifiers(file)) {
       const target = resolve(dirname(file), spec.replace(/\.js$/, ".ts"));
       if (relative(SRC, target).startsWith("..")) continue;
       const to = folderOf(target);
@@ -131,7 +115,7 @@ test("the import graph: specifiers are read from import, export-from, type-only 
     `const g = await import("./g.js");`,
     `import { readFileSync } from "node:fs";`,
   ].join("\n");
-  assert.deepEqual(importSpecifiers(source).sort(), ["../b/b.js", "../e.js", "./a.js", "./c.js", "./d.js", "./g.js", "./side_effect.js"]);
+  assert.deepEqual(importSpecifiers("x.ts", source).sort(), ["../b/b.js", "../e.js", "./a.js", "./c.js", "./d.js", "./g.js", "./side_effect.js"]);
 });
 
 test("the import graph: a cycle is found and printed in order; an acyclic graph has none", () => {
