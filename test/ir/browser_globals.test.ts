@@ -42,7 +42,6 @@ interface Finding {
   readonly what: string;
 }
 
-const isFunctionLike = (n: ts.Node): n is ts.SignatureDeclaration => ts.isFunctionLike(n);
 const isStatic = (n: ts.Node): boolean => ts.canHaveModifiers(n) && (ts.getModifiers(n) ?? []).some((m) => m.kind === ts.SyntaxKind.StaticKeyword);
 const isAmbient = (n: ts.Node): boolean => ts.canHaveModifiers(n) && (ts.getModifiers(n) ?? []).some((m) => m.kind === ts.SyntaxKind.DeclareKeyword);
 
@@ -63,7 +62,7 @@ function forEachAtLoad(node: ts.Node, visit: (n: ts.Node) => void): void {
   if (ts.isExpressionWithTypeArguments(node)) return forEachAtLoad(node.expression, visit); // `f<T>`: the expression runs
   if (ts.isTypeNode(node)) return;
   visit(node);
-  const deferred = isFunctionLike(node) || (ts.isPropertyDeclaration(node) && !isStatic(node));
+  const deferred = ts.isFunctionLike(node) || (ts.isPropertyDeclaration(node) && !isStatic(node));
   if (!deferred) return ts.forEachChild(node, (c) => forEachAtLoad(c, visit));
   for (const m of ts.canHaveDecorators(node) ? ts.getDecorators(node) ?? [] : []) forEachAtLoad(m, visit);
   const name = (node as { name?: ts.Node }).name;
