@@ -11,11 +11,12 @@
 //   node dist/bench/membw_probe.js [rounds=8] [runs=20] [only=sum,add,...] [sum=262144,...] [threads=1]
 
 import { readFileSync } from "node:fs";
-import { median, type Prepared, type Runner, type RunnerModule } from "./harness/runner.js";
+import { median, type Runner } from "./harness/runner.js";
+import { createRunner } from "./harness/measure.js";
+import { release, setUpChecked, type CheckedSetup } from "./harness/probe_setup.js";
 import { createCompiledRunner } from "./runners/xlats_compiled.js";
 import { planWorkloads } from "./harness/plan.js";
-import { checkResult } from "./workloads/reference.js";
-import { describe, firstWeight, inputShapes, makeInputs, measure, type Workload } from "./workloads/specs.js";
+import { describe, makeInputs, measure, type Workload } from "./workloads/specs.js";
 
 const args = process.argv.slice(2);
 const arg = (name: string, fallback: string): string => args.find((a) => a.startsWith(`${name}=`))?.slice(name.length + 1) ?? fallback;
@@ -39,11 +40,9 @@ function anonHugeKiB(): string {
   }
 }
 
-const peer = async (file: string): Promise<Runner> =>
-  ((await import(new URL(`../../bench/peers/${file}`, import.meta.url).href)) as RunnerModule).createRunner({ threads });
-const makers: { label: string; make: () => Promise<Runner> }[] = [
+const makers: { label: string; make: () => Promise<Runner | string> }[] = [
   { label: "xlats-native", make: async () => createCompiledRunner("native", threads) },
-  { label: "ort-node", make: () => peer("ort_node.mjs") },
+  { label: "ort-node", make: () => createRunner({ name: "ort-node", threads }) },
 ];
 
 const quantile = (xs: readonly number[], q: number): number => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))]!;
@@ -52,16 +51,11 @@ const spread = (xs: readonly number[]): string => `${fmt(median(xs))} (${fmt(qua
 
 for (const w of workloads) {
   const inputs = makeInputs(w);
-  const live: { label: string; runner: Runner; prepared: Prepared; wall: number[]; cpu: number[]; roundCpu: number[] }[] = [];
+  const live: (CheckedSetup & { wall: number[]; cpu: number[]; roundCpu: number[] })[] = [];
   for (const m of makers) {
-    const runner = await m.make();
-    const why = await runner.init();
-    if (why !== undefined) { console.log(`${m.label}: n/a (${why})`); continue; }
-    const prepared = await runner.setup(w, inputs, inputShapes(w), firstWeight(w));
-    if (typeof prepared === "string") { console.log(`${m.label}: n/a (${prepared})`); await runner.close?.(); continue; }
-    const bad = checkResult(w, inputs, await prepared.result());
-    if (bad !== undefined) throw new Error(`${m.label} on ${describe(w)}: wrong result: ${bad}`);
-    live.push({ label: m.label, runner, prepared, wall: [], cpu: [], roundCpu: [] });
+    const set = await setUpChecked(m.label, await m.make(), w, inputs);
+    if (typeof set === "string") { console.log(`${m.label}: n/a (${set})`); continue; }
+    live.push({ ...set, wall: [], cpu: [], roundCpu: [] });
   }
   const amount = measure(w).amount / (measure(w).unit === "steps/s" ? 1 : 1e9);
   for (let round = 0; round < rounds; round++) {
@@ -89,6 +83,6 @@ for (const w of workloads) {
     const ratios = a.roundCpu.map((x, i) => x / b.roundCpu[i]!);
     console.log(`  ${a.label} / ${b.label} by round (per CPU second): ${median(ratios).toFixed(2)} (${Math.min(...ratios).toFixed(2)}-${Math.max(...ratios).toFixed(2)}), ${ratios.filter((r) => r >= 1).length} of ${rounds} rounds >= 1`);
   }
-  for (const l of live) { await l.prepared.dispose?.(); await l.runner.close?.(); }
+  for (const l of live) await release(l);
 }
 process.exit(0);

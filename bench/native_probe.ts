@@ -25,10 +25,11 @@
 //   node dist/bench/native_probe.js [rounds=12] [only=matmul,conv,fused,softmax] [shapes=64x784x1024,...] [cpu] [peak] [runners=xlats-native,ort-node,...]
 // (runners=: the runners whose label starts with one of these)
 
-import { median, timeRuns, type Prepared, type Runner, type RunnerModule } from "./harness/runner.js";
+import { median, timeRuns, type Runner } from "./harness/runner.js";
+import { createRunner } from "./harness/measure.js";
+import { release, setUpChecked, type CheckedSetup } from "./harness/probe_setup.js";
 import { createCompiledRunner } from "./runners/xlats_compiled.js";
 import { planWorkloads } from "./harness/plan.js";
-import { checkResult } from "./workloads/reference.js";
 import { describe, donatedInputs, firstWeight, flops, inputShapes, makeInputs, measure, type Workload } from "./workloads/specs.js";
 import { measurePeakFlops } from "./harness/peak.js";
 
@@ -44,15 +45,10 @@ const workloads: Workload[] = shapes !== undefined
 /** Where a workload's weights start: a shape's B is one. */
 const weightsFrom = (w: Workload): number => (shapes !== undefined ? 1 : firstWeight(w));
 
-async function peer(file: string, threads: number): Promise<Runner> {
-  const m = (await import(new URL(`../../bench/peers/${file}`, import.meta.url).href)) as RunnerModule;
-  return m.createRunner({ threads });
-}
-
 const picked = args.find((a) => a.startsWith("runners="))?.slice(8).split(",");
-const runners: { label: string; make: () => Promise<Runner> }[] = [];
+const runners: { label: string; make: () => Promise<Runner | string> }[] = [];
 runners.push({ label: "xlats-wasm 1t", make: async () => createCompiledRunner("wasm", 1) });
-runners.push({ label: "ort-web 1t", make: () => peer("ort_web.mjs", 1) });
+runners.push({ label: "ort-web 1t", make: () => createRunner({ name: "ort-web", threads: 1 }) });
 const hasWeights = workloads.some((w) => weightsFrom(w) < inputShapes(w).length);
 if (hasWeights) {
   runners.push({ label: "native 1t params", make: async () => createCompiledRunner("native", 1, "parameters") });
@@ -67,24 +63,19 @@ if (hasDonated) {
 }
 for (const t of [1, 2]) {
   runners.push({ label: `xlats-native ${t}t`, make: async () => createCompiledRunner("native", t) });
-  runners.push({ label: `ort-node ${t}t`, make: () => peer("ort_node.mjs", t) });
-  runners.push({ label: `numpy ${t}t`, make: () => peer("numpy.mjs", t) });
+  runners.push({ label: `ort-node ${t}t`, make: () => createRunner({ name: "ort-node", threads: t }) });
+  runners.push({ label: `numpy ${t}t`, make: () => createRunner({ name: "numpy", threads: t }) });
 }
 
 const fmt = (x: number): string => (x >= 100 ? x.toFixed(0) : x.toFixed(1));
 for (const w of workloads) {
   const inputs = makeInputs(w);
-  const live: { label: string; runner: Runner; prepared: Prepared; best: number; rounds: number[] }[] = [];
+  const live: (CheckedSetup & { best: number; rounds: number[] })[] = [];
   for (const r of runners) {
     if (picked !== undefined && !picked.some((p) => r.label.startsWith(p))) continue;
-    const runner = await r.make();
-    const why = await runner.init();
-    if (why !== undefined) { console.log(`${r.label}: n/a (${why})`); continue; }
-    const prepared = await runner.setup(w, inputs, inputShapes(w), weightsFrom(w));
-    if (typeof prepared === "string") { console.log(`${r.label}: n/a (${prepared})`); await runner.close?.(); continue; }
-    const bad = checkResult(w, inputs, await prepared.result());
-    if (bad !== undefined) throw new Error(`${r.label} on ${describe(w)}: wrong result: ${bad}`);
-    live.push({ label: r.label, runner, prepared, best: Infinity, rounds: [] });
+    const set = await setUpChecked(r.label, await r.make(), w, inputs, weightsFrom(w));
+    if (typeof set === "string") { console.log(`${r.label}: n/a (${set})`); continue; }
+    live.push({ ...set, best: Infinity, rounds: [] });
   }
   const burst = { warmup: 1, minRuns: 3, maxRuns: 3, budgetS: 0 };
   const peaks: number[] = [];
@@ -130,7 +121,7 @@ for (const w of workloads) {
     `${hasWeights ? `, native 1t weights constant / parameters ${ratio("xlats-native 1t", "native 1t params")}, marked parameters / parameters ${ratio("native 1t weights", "native 1t params")}` : ""}` +
     `${donatedInputs(w).length > 0 ? `, in place / copied: wasm ${ratio("xlats-wasm 1t", "wasm 1t copied")}, native ${ratio("xlats-native 1t", "native 1t copied")}` : ""}`);
   if (withPeak) printShares(w, peaks, live.filter((l) => l.label.endsWith(" 1t")));
-  for (const l of live) { await l.prepared.dispose?.(); await l.runner.close?.(); }
+  for (const l of live) await release(l);
 }
 process.exit(0);
 

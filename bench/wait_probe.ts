@@ -8,11 +8,12 @@
 //   node dist/bench/wait_probe.js [only=gpt2,mlp-infer] [phase=decode] [runs=200] [runners=xlats-wasm,ort-web]
 
 import { readFileSync } from "node:fs";
-import type { Prepared, Runner, RunnerModule } from "./harness/runner.js";
+import type { Runner } from "./harness/runner.js";
+import { createRunner } from "./harness/measure.js";
+import { release, setUpChecked, type CheckedSetup } from "./harness/probe_setup.js";
 import { createCompiledRunner } from "./runners/xlats_compiled.js";
 import { planWorkloads } from "./harness/plan.js";
-import { checkResult } from "./workloads/reference.js";
-import { describe, firstWeight, inputShapes, makeInputs } from "./workloads/specs.js";
+import { describe, makeInputs } from "./workloads/specs.js";
 
 const args = process.argv.slice(2);
 const arg = (name: string, fallback: string): string => args.find((a) => a.startsWith(`${name}=`))?.slice(name.length + 1) ?? fallback;
@@ -26,27 +27,18 @@ const sched = (): [number, number] => {
   const [run, wait] = readFileSync("/proc/thread-self/schedstat", "utf8").split(" ").map(Number);
   return [run!, wait!];
 };
-const peer = async (file: string): Promise<Runner> => {
-  const m = (await import(new URL(`../../bench/peers/${file}`, import.meta.url).href)) as RunnerModule;
-  return m.createRunner({ threads: 1 });
-};
-const makers: Record<string, () => Promise<Runner>> = {
+const makers: Record<string, () => Promise<Runner | string>> = {
   "xlats-wasm": async () => createCompiledRunner("wasm", 1),
-  "ort-web": () => peer("ort_web.mjs"),
+  "ort-web": () => createRunner({ name: "ort-web", threads: 1 }),
 };
 const quantile = (xs: number[], q: number): number => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))]!;
 for (const w of planWorkloads(false).map((p) => p.full).filter((x) => only.includes(x.kind) && (x.kind !== "gpt2" || x.phase === phase))) {
   const inputs = makeInputs(w);
-  const live: { name: string; runner: Runner; prepared: Prepared; rows: number[][] }[] = [];
+  const live: (CheckedSetup & { rows: number[][] })[] = [];
   for (const name of picked) {
-    const runner = await makers[name]!();
-    const why = await runner.init();
-    if (why !== undefined) throw new Error(`${name}: ${why}`);
-    const prepared = await runner.setup(w, inputs, inputShapes(w), firstWeight(w));
-    if (typeof prepared === "string") throw new Error(`${name}: ${prepared}`);
-    const bad = checkResult(w, inputs, await prepared.result());
-    if (bad !== undefined) throw new Error(`${name} on ${describe(w)}: wrong result: ${bad}`);
-    live.push({ name, runner, prepared, rows: [] });
+    const set = await setUpChecked(name, await makers[name]!(), w, inputs);
+    if (typeof set === "string") throw new Error(`${name}: ${set}`);
+    live.push({ ...set, rows: [] });
   }
   for (let i = 0; i < runs; i++) {
     for (const l of live) {
@@ -65,8 +57,8 @@ for (const w of planWorkloads(false).map((p) => p.full).filter((x) => only.inclu
   for (const l of live) {
     const cols = [0, 1, 2, 3].map((j) => l.rows.map((r) => r[j]!));
     cols.push(l.rows.map((r) => r[0]! - r[2]! - r[3]!));
-    console.log(`  ${l.name.padEnd(12)} ${cols.map((c) => `${quantile(c, 0.5).toFixed(0)} / ${quantile(c, 0.1).toFixed(0)} / ${quantile(c, 0.9).toFixed(0)}`.padStart(22)).join("")}`);
+    console.log(`  ${l.label.padEnd(12)} ${cols.map((c) => `${quantile(c, 0.5).toFixed(0)} / ${quantile(c, 0.1).toFixed(0)} / ${quantile(c, 0.9).toFixed(0)}`.padStart(22)).join("")}`);
   }
-  for (const l of live) { await l.prepared.dispose?.(); await l.runner.close?.(); }
+  for (const l of live) await release(l);
 }
 process.exit(0);

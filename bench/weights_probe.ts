@@ -6,8 +6,8 @@
 
 import { createCompiledRunner, type XlatsWeights } from "./runners/xlats_compiled.js";
 import { planWorkloads } from "./harness/plan.js";
-import { checkResult } from "./workloads/reference.js";
-import { describe, firstWeight, inputShapes, makeInputs } from "./workloads/specs.js";
+import { setUpChecked } from "./harness/probe_setup.js";
+import { describe, makeInputs } from "./workloads/specs.js";
 
 const args = process.argv.slice(2);
 const arg = (name: string, fallback: string): string => args.find((a) => a.startsWith(`${name}=`))?.slice(name.length + 1) ?? fallback;
@@ -18,14 +18,9 @@ if (w === undefined) throw new Error(`no workload ${only} (mlp-infer or gpt2)`);
 const inputs = makeInputs(w);
 const variants: { mode: XlatsWeights; run: () => void; ms: number[] }[] = [];
 for (const mode of ["constants", "marked parameters", "parameters"] as const) {
-  const runner = createCompiledRunner("native", 1, mode);
-  const why = await runner.init();
-  if (why !== undefined) throw new Error(why);
-  const p = await runner.setup(w, inputs, inputShapes(w), firstWeight(w));
-  if (typeof p === "string") throw new Error(p);
-  const bad = checkResult(w, inputs, await p.result());
-  if (bad !== undefined) throw new Error(`${mode}: wrong result: ${bad}`);
-  variants.push({ mode, run: () => void p.run(), ms: [] });
+  const set = await setUpChecked(mode, createCompiledRunner("native", 1, mode), w, inputs);
+  if (typeof set === "string") throw new Error(`${mode}: ${set}`);
+  variants.push({ mode, run: () => void set.prepared.run(), ms: [] });
 }
 for (let r = 0; r < rounds; r++) {
   for (const v of variants) {

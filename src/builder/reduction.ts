@@ -6,6 +6,7 @@ import type { Computation } from "../ir/computation.js";
 import { makeWindow, paddingForMode, type PaddingMode } from "../ir/shape/window.js";
 import { builderOf, operandList } from "./operands.js";
 import { XlaBuilder, type XlaOp } from "./xla_builder.js";
+import { range } from "../types/arrays.js";
 
 export type { PaddingMode } from "../ir/shape/window.js";
 
@@ -35,7 +36,7 @@ export function reduce(...args: unknown[]): XlaOp {
 /** Reduces every dimension of `operand` to a scalar. */
 export function reduceAll(operand: XlaOp, initValue: XlaOp, computation: Computation): XlaOp {
   const rank = operand.arrayShape.dimensions.length;
-  return reduce(operand, initValue, computation, Array.from({ length: rank }, (_, i) => i));
+  return reduce(operand, initValue, computation, range(rank));
 }
 
 /** ReduceWindow with VALID or SAME padding and no dilation. */

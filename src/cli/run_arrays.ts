@@ -6,7 +6,7 @@
 import { parseMlirLiteral, printMlirLiteral } from "../text/mlir/index.js";
 import { XlaError } from "../types/errors.js";
 import { Literal } from "../types/literal.js";
-import { shapeToString, type Shape } from "../types/shape.js";
+import { elementCount, type Shape, shapeToString } from "../types/shape.js";
 import { writeNpz } from "../types/npz.js";
 import { NpyError, numpyDtypeName } from "../types/npy.js";
 import { numpyRepr } from "../types/numpy_repr.js";
@@ -98,11 +98,9 @@ export function parsePrintFormat(value: string | undefined): PrintFormat {
  */
 export const RUN_PRINT_LIMIT = 1 << 20;
 
-const elementCountOf = (shape: Shape): number => (shape.kind === "array" ? shape.dimensions.reduce((a, b) => a * b, 1) : 0);
-
 /** One result's text in the chosen format; `index` numbers it in the note of a summarised one. */
 export function formatRunResult(result: Literal, format: PrintFormat, io?: CliIo, index = 0): string {
-  const count = elementCountOf(result.shape);
+  const count = result.shape.kind === "array" ? elementCount(result.shape) : 0;
   if (count > RUN_PRINT_LIMIT) {
     io?.err(`run: result ${index} (${shapeToString(result.shape)}) has ${count} elements, more than ${RUN_PRINT_LIMIT}: printed summarised; --out FILE.npz writes every value`);
     return numpyRepr(result);

@@ -37,6 +37,7 @@ import { foldInto } from "../interpreter/kernels/collective_reduce.js";
 import { ExecutionError } from "../types/errors.js";
 import { Literal, storageConstructor, storagePerElement, type Storage } from "../types/literal.js";
 import { arrayLeaves, shapesEqual, shapeToString, storageElementCount, type ArrayShape, type Shape } from "../types/shape.js";
+import { range } from "../types/arrays.js";
 
 const ABORT = 1;
 /** Bytes of the result arena handed out so far. */
@@ -338,7 +339,7 @@ export class SharedCollectives implements CollectiveBackend {
     this.recvCounts.set(channelId, n + 1);
     const key = `send#${channelId}#${n}`;
     const self = this.options.self;
-    const others = Array.from({ length: this.memory.deviceCount }, (_, d) => d).filter((d) => d !== self);
+    const others = range(this.memory.deviceCount).filter((d) => d !== self);
     let received: Literal | undefined;
     this.waitUntil(`recv#${channelId}#${n}`, "to send", () => (received === undefined ? others : []), (p) => {
       const d = this.readPosted(p, key);
@@ -445,7 +446,7 @@ export class SharedCollectives implements CollectiveBackend {
     const self = this.options.self;
     const acked = (r: number): boolean => Atomics.load(this.control, this.ackIndex(self, r)) === 1;
     if (readers === undefined) {
-      const all = Array.from({ length: this.memory.deviceCount }, (_, d) => d).filter((d) => d !== self);
+      const all = range(this.memory.deviceCount).filter((d) => d !== self);
       let taken = false;
       this.waitUntil(key, "to receive", () => (taken ? [] : all), (r) => (taken = acked(r)), true);
     } else {

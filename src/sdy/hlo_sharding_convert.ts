@@ -15,7 +15,7 @@
 // out is a HloShardingError. Without a mesh (meshForHloShardings), a mesh is made of
 // the iota tile assignments, as XLA's importer does, with axes named "_axis_0", ....
 
-import type { Shape } from "../types/shape.js";
+import { elementCount, type Shape } from "../types/shape.js";
 import { checkListedDevices } from "../types/resource.js";
 import { addAxisOrMerge, axisCanCoexist, axisOverlaps, axisToString, meshAxisSize } from "../sharding/axis.js";
 import {
@@ -25,7 +25,6 @@ import { atomicAxes, shardIndex } from "../sharding/local_shapes.js";
 import { meshSize } from "../sharding/mesh.js";
 import type { AxisRef, Mesh, TensorSharding } from "../sharding/model.js";
 
-const product = (xs: readonly number[]): number => xs.reduce((n, x) => n * x, 1);
 const key = (a: AxisRef): string => axisToString(a);
 const sizeOf = (a: AxisRef, mesh: Mesh): number => a.subAxis?.size ?? meshAxisSize(mesh, a.name);
 
@@ -36,18 +35,18 @@ export function sdyToHloSharding(sharding: TensorSharding, mesh: Mesh, manualAxe
   if (sharding.unreducedAxes.length > 0 && manualAxes.length > 0) {
     throw new HloShardingError(`sharding unreduced along ${sharding.unreducedAxes.map(axisToString).join(", ")} inside a manual computation (manual axes ${manualAxes.join(", ")}): XLA's HloSharding has no form with both unreduced and manual axes`);
   }
-  const tileDims = sharding.dimShardings.map((d) => product(d.axes.map((a) => sizeOf(a, mesh))));
+  const tileDims = sharding.dimShardings.map((d) => elementCount(d.axes.map((a) => sizeOf(a, mesh))));
   // Where each named axis goes among the tile assignment's transposed dimensions.
   const position = new Map<string, number>();
   for (const d of sharding.dimShardings) for (const a of d.axes) position.set(key(a), position.size);
   const subgroups: SubgroupType[] = [];
   if (manualAxes.length > 0) {
-    tileDims.push(product(manualAxes.map((n) => meshAxisSize(mesh, n))));
+    tileDims.push(elementCount(manualAxes.map((n) => meshAxisSize(mesh, n))));
     subgroups.push("manual");
     for (const n of manualAxes) position.set(key({ name: n }), position.size);
   }
   if (sharding.unreducedAxes.length > 0) {
-    tileDims.push(product(sharding.unreducedAxes.map((a) => sizeOf(a, mesh))));
+    tileDims.push(elementCount(sharding.unreducedAxes.map((a) => sizeOf(a, mesh))));
     subgroups.push("unreduced");
     for (const a of sharding.unreducedAxes) position.set(key(a), position.size);
   }
@@ -128,7 +127,7 @@ export function hloShardingOnMesh(h: HloSharding, mesh: Mesh, rank: number, mesh
   if (dataDims !== rank) throw new HloShardingError(`HloSharding with ${dataDims} tiled dimensions for a value of rank ${rank}`);
   // The conversion walks every device: an iota assignment of a billion is refused, not
   // expanded (an explicit list is as long as the text that holds it).
-  if (h.devices.kind === "iota") checkListedDevices(product(h.tileDims), `HloSharding ${printHloSharding(h)}`);
+  if (h.devices.kind === "iota") checkListedDevices(elementCount(h.tileDims), `HloSharding ${printHloSharding(h)}`);
   const list = tileDeviceList(h.devices);
   if (list.length !== meshSize(mesh)) throw new HloShardingError(`HloSharding over ${list.length} devices on a mesh of ${meshSize(mesh)}`);
   // tileIndex[t][position]: the tile index along dimension t of the device at mesh position `position`.
@@ -222,11 +221,11 @@ export function meshForHloShardings(hs: readonly HloSharding[]): Mesh {
     const axes = first.tileDims.map((size, i) => ({ name: `_axis_${i}`, size })).filter((a) => a.size > 1);
     return { axes, deviceIds: tileDeviceList(first.devices) };
   }
-  const total = product(iota[0]!.tileDims);
+  const total = elementCount(iota[0]!.tileDims);
   // Boundaries as the size of the minor part of a device id they split off.
   const cuts = new Set<number>([1, total]);
   for (const h of iota) {
-    if (product(h.tileDims) !== total) throw new HloShardingError(`HloShardings over ${total} and ${product(h.tileDims)} devices share no mesh`);
+    if (elementCount(h.tileDims) !== total) throw new HloShardingError(`HloShardings over ${total} and ${elementCount(h.tileDims)} devices share no mesh`);
     const d = h.devices as Extract<TileDevices, { kind: "iota" }>;
     const pieces = iotaPieces(h.tileDims, d.reshape, d.perm);
     if (pieces === undefined) throw new HloShardingError(`the tile assignment [${h.tileDims.join(",")}] cuts its devices where no mesh axis can`);

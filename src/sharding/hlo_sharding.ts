@@ -15,6 +15,7 @@
 // hlo_sharding_convert.ts.
 
 import { XlaError } from "../types/errors.js";
+import { elementCount } from "../types/shape.js";
 
 export type SubgroupType = "manual" | "replicated" | "unreduced";
 
@@ -45,14 +46,12 @@ export class HloShardingError extends XlaError {
   override name = "HloShardingError";
 }
 
-const product = (xs: readonly number[]): number => xs.reduce((n, x) => n * x, 1);
-
 /** The device ids of an iota tile assignment, in tile order (row-major over the tile dimensions). */
 export function iotaDevices(reshape: readonly number[], perm: readonly number[]): number[] {
   const dims = perm.map((p) => reshape[p]!);
-  const strides = reshape.map((_, i) => product(reshape.slice(i + 1)));
+  const strides = reshape.map((_, i) => elementCount(reshape.slice(i + 1)));
   const out: number[] = [];
-  for (let linear = 0, count = product(reshape); linear < count; linear++) {
+  for (let linear = 0, count = elementCount(reshape); linear < count; linear++) {
     let rest = linear;
     let source = 0;
     for (let k = dims.length - 1; k >= 0; k--) {
@@ -104,7 +103,7 @@ export function canonicalIota(reshape: readonly number[], perm: readonly number[
  * `{replicated}`, `{manual}` or `{unreduced}`; an iota tile assignment is canonical.
  */
 export function subgroupSharding(tileDims: readonly number[], devices: TileDevices, subgroups: readonly SubgroupType[]): HloSharding {
-  const dataTiles = product(tileDims.slice(0, tileDims.length - subgroups.length));
+  const dataTiles = elementCount(tileDims.slice(0, tileDims.length - subgroups.length));
   if (subgroups.length > 0 && dataTiles === 1 && subgroups.every((t) => t === subgroups[0])) {
     if (subgroups[0] === "replicated") return { kind: "replicated" };
     if (subgroups[0] === "manual") return { kind: "manual" };
@@ -229,9 +228,9 @@ class ShardingText {
       this.expect("}");
     }
     this.expect("}");
-    const count = devices.kind === "list" ? devices.devices.length : product(devices.reshape);
-    if (count !== product(tileDims)) {
-      throw new HloShardingError(`HloSharding '${this.text}': ${count} devices for a tile assignment [${tileDims.join(",")}] of ${product(tileDims)}`);
+    const count = devices.kind === "list" ? devices.devices.length : elementCount(devices.reshape);
+    if (count !== elementCount(tileDims)) {
+      throw new HloShardingError(`HloSharding '${this.text}': ${count} devices for a tile assignment [${tileDims.join(",")}] of ${elementCount(tileDims)}`);
     }
     if (devices.kind === "list" && new Set(devices.devices).size !== count) throw new HloShardingError(`HloSharding '${this.text}': a device appears twice`);
     if (subgroups.length > tileDims.length) throw new HloShardingError(`HloSharding '${this.text}': more subgroups than tile dimensions`);

@@ -17,6 +17,9 @@ export function layoutStrides(shape: ArrayShape): number[] {
   return strides;
 }
 
+/** The smallest multiple of `to` at or above `x`: a dimension padded to whole panels or tiles, a byte size to an alignment. */
+export const roundUp = (x: number, to: number): number => Math.ceil(x / to) * to;
+
 /** Row-major (default-layout) strides of a list of dimension sizes. */
 export function rowMajorStrides(dims: readonly number[]): number[] {
   const strides = new Array<number>(dims.length);

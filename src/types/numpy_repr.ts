@@ -16,7 +16,7 @@ import { ELEMENT_TYPES, type ElementType } from "./element_type.js";
 import { floatCodec } from "./float_codec.js";
 import type { Literal, Scalar } from "./literal.js";
 import { ML_DTYPES_NAMES, numpyDtypeName } from "./npy.js";
-import { maxOf, minOf } from "./arrays.js";
+import { maxOf, minOf, range } from "./arrays.js";
 
 const PRECISION = 8;
 const THRESHOLD = 1000;
@@ -206,7 +206,7 @@ export function numpyRepr(lit: Literal): string {
     // Which indices of each axis are shown: all, or the edge items around "...".
     const shownIndices = (d: number): (number | "...")[] => {
       const n = dims[d]!;
-      if (!summarize || n <= 2 * EDGE_ITEMS) return Array.from({ length: n }, (_, i) => i);
+      if (!summarize || n <= 2 * EDGE_ITEMS) return range(n);
       return [0, 1, 2, "...", n - 3, n - 2, n - 1];
     };
     const shown: Scalar[] = [];

@@ -29,8 +29,9 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
+import { namedModules, sourcesUnder } from "./module_imports.js";
 
 const SRC = join(process.cwd(), "src");
 
@@ -38,15 +39,9 @@ const SRC = join(process.cwd(), "src");
 // progress can be listed here with the reason, and removed when it lands.)
 const ALLOWED: ReadonlySet<string> = new Set([]);
 
-/** The relative module specifiers a source imports or re-exports (static and dynamic). */
+/** The relative module specifiers a source imports or re-exports (static, type-only and dynamic). */
 function importSpecifiers(source: string): string[] {
-  const out: string[] = [];
-  const statement = /(?:^|[\n;])\s*(?:import|export)\s+(?:type\s+)?(?:[\w*${}\s,]+?\s+from\s+)?["']([^"']+)["']/g;
-  const dynamic = /\bimport\(\s*["']([^"']+)["']\s*\)/g;
-  for (const re of [statement, dynamic]) {
-    for (let m = re.exec(source); m !== null; m = re.exec(source)) if (m[1]!.startsWith(".")) out.push(m[1]!);
-  }
-  return out;
+  return namedModules(source).filter((s) => s.startsWith("."));
 }
 
 interface FolderEdge {
@@ -54,16 +49,6 @@ interface FolderEdge {
   readonly to: string;
   /** One file-level import that makes the edge, for the message. */
   readonly via: string;
-}
-
-function sourcesUnder(dir: string): string[] {
-  const out: string[] = [];
-  for (const name of readdirSync(dir)) {
-    const p = join(dir, name);
-    if (statSync(p).isDirectory()) out.push(...sourcesUnder(p));
-    else if (p.endsWith(".ts") && !p.endsWith(".d.ts")) out.push(p);
-  }
-  return out;
 }
 
 /** The folder of a path under src/: its first component, or undefined for src/'s own files. */

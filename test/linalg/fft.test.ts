@@ -6,6 +6,7 @@ import { unitRoot } from "../../src/interpreter/kernels/fft_plan.js";
 import { referenceFft, type RefArray } from "./fft_reference.js";
 import { testBackend } from "../support/backend.js";
 import { fftErrorBound } from "../../src/compiler/webgpu/fft_wgsl.js";
+import { elementCount } from "../../src/types/shape.js";
 
 const C = (pairs: [number, number][]): Complex[] => pairs.map(([re, im]) => ({ re, im }));
 const transform = (input: Literal, type: FftType, lengths: number[]) => run([input], (_, [x]) => fft(x!, type, lengths));
@@ -110,7 +111,6 @@ test("fft: edge cases and shape errors", () => {
 // primes up to 61) and Bluestein (97, 127, 1009, 67, 71, ...), every FftType, ranks 1-3.
 
 const eps = 2 ** -52;
-const product = (xs: readonly number[]) => xs.reduce((a, b) => a * b, 1);
 const inputType = (type: FftType, single: boolean): ElementType =>
   type === "RFFT" ? (single ? "f32" : "f64") : single ? "c64" : "c128";
 
@@ -120,7 +120,7 @@ function toLiteral(t: ElementType, a: RefArray): Literal {
 }
 
 function randomArray(next: () => number, dims: number[], real: boolean, single: boolean): RefArray {
-  const count = product(dims);
+  const count = elementCount(dims);
   const value = () => (single ? Math.fround(next() * 2 - 1) : next() * 2 - 1);
   const re = Float64Array.from({ length: count }, value);
   const im = real ? new Float64Array(count) : Float64Array.from({ length: count }, value);
@@ -135,7 +135,7 @@ const singleOnGpu = testBackend === "webgpu";
 
 /** The sum of |re| + |im| over each block of the last `rank` dims of `a`. */
 function blockNorms(a: RefArray, rank: number): number[] {
-  const block = product(a.dims.slice(a.dims.length - rank));
+  const block = elementCount(a.dims.slice(a.dims.length - rank));
   const norms = new Array<number>(block === 0 ? 0 : a.re.length / block).fill(0);
   for (let i = 0; i < a.re.length; i++) norms[Math.floor(i / block)]! += Math.abs(a.re[i]!) + Math.abs(a.im[i]!);
   return norms;
@@ -156,9 +156,9 @@ function assertMatchesReference(next: () => number, type: FftType, dims: number[
   const parts = complexParts(got);
   let maxRef = 0;
   for (let i = 0; i < ref.re.length; i++) maxRef = Math.max(maxRef, Math.abs(ref.re[i]!), Math.abs(ref.im[i]!));
-  const tol = 16 * eps * (1 + Math.log2(Math.max(1, product(lengths)))) * maxRef;
+  const tol = 16 * eps * (1 + Math.log2(Math.max(1, elementCount(lengths)))) * maxRef;
   const norms = blockNorms(x, lengths.length);
-  const outBlock = product(ref.dims.slice(ref.dims.length - lengths.length));
+  const outBlock = elementCount(ref.dims.slice(ref.dims.length - lengths.length));
   for (let i = 0; i < ref.re.length; i++) {
     const gpuBound = single && singleOnGpu ? fftErrorBound(type, lengths, norms[Math.floor(i / outBlock)]!) : undefined;
     for (const [g, e, part] of [[parts[2 * i]!, ref.re[i]!, "re"], [parts[2 * i + 1]!, ref.im[i]!, "im"]] as const) {

@@ -2,6 +2,7 @@
 // doubles, with each angle 2π·(jk mod n)/n reduced exactly before cos/sin.
 
 import type { FftType } from "../../src/index.js";
+import { elementCount } from "../../src/types/shape.js";
 
 /** A complex array in doubles, row-major over `dims`. */
 export interface RefArray {
@@ -10,11 +11,9 @@ export interface RefArray {
   im: Float64Array;
 }
 
-const product = (xs: readonly number[]) => xs.reduce((a, b) => a * b, 1);
-
 /** The direct DFT of every line along `axis`: forward Σ x[j] e^{-2πijk/n}, inverse Σ x[j] e^{+2πijk/n} / n. */
 export function dftAxis(a: RefArray, axis: number, inverse: boolean): RefArray {
-  const n = a.dims[axis]!, stride = product(a.dims.slice(axis + 1)), total = a.re.length;
+  const n = a.dims[axis]!, stride = elementCount(a.dims.slice(axis + 1)), total = a.re.length;
   const re = new Float64Array(total), im = new Float64Array(total);
   const cos = Float64Array.from({ length: n }, (_, t) => Math.cos((2 * Math.PI * t) / n));
   const sin = Float64Array.from({ length: n }, (_, t) => (inverse ? 1 : -1) * Math.sin((2 * Math.PI * t) / n));
@@ -37,7 +36,7 @@ export function dftAxis(a: RefArray, axis: number, inverse: boolean): RefArray {
 
 /** Keeps the first `width` entries of the innermost axis, or extends it by X[n-k] = conj(X[k]) (n = width). */
 function resizeInnermost(a: RefArray, width: number): RefArray {
-  const old = a.dims[a.dims.length - 1]!, rows = product(a.dims.slice(0, -1));
+  const old = a.dims[a.dims.length - 1]!, rows = elementCount(a.dims.slice(0, -1));
   const out: RefArray = { dims: [...a.dims.slice(0, -1), width], re: new Float64Array(rows * width), im: new Float64Array(rows * width) };
   for (let r = 0; r < rows; r++) {
     for (let k = 0; k < width; k++) {

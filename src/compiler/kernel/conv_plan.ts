@@ -16,7 +16,7 @@
 // feature), in blocks of kc (one block while the kernel matrix fits in L2).
 
 import type { Instruction } from "../../ir/computation.js";
-import { rowMajorStrides } from "../../types/index_util.js";
+import { roundUp, rowMajorStrides } from "../../types/index_util.js";
 import type { ArrayShape } from "../../types/shape.js";
 import type { Declined } from "./declined.js";
 import {
@@ -41,8 +41,6 @@ export interface ConvGeometry {
   readonly outputSizes: readonly [number, number, number];
   readonly outputRoles: readonly [number, number, number];
 }
-
-const roundUp = (x: number, to: number): number => Math.ceil(x / to) * to;
 
 export function convGeometry(conv: Instruction<"convolution">): ConvGeometry | Declined {
   const [lhs, rhs] = conv.operands;

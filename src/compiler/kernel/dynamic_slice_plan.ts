@@ -20,7 +20,7 @@
 
 import type { Instruction } from "../../ir/computation.js";
 import { storageBytes, type ElementType } from "../../types/element_type.js";
-import type { ArrayShape } from "../../types/shape.js";
+import { type ArrayShape, elementCount } from "../../types/shape.js";
 import { rowMajorStrides } from "../../types/index_util.js";
 import type { Declined } from "./declined.js";
 
@@ -62,8 +62,6 @@ export interface DynamicSlicePlan {
   readonly costPerUnit: number;
 }
 
-const product = (ds: readonly number[]): number => ds.reduce((p, d) => p * d, 1);
-
 function arrayOf(inst: Instruction | undefined): ArrayShape | undefined {
   return inst !== undefined && inst.shape.kind === "array" ? inst.shape : undefined;
 }
@@ -82,7 +80,7 @@ function common(
   if (indexTypes.length !== rank) return { declined: `${kind}: one start index per dimension expected` };
   if (windowDims.some((s, d) => s > opDims[d]!)) return { declined: `${kind}: window larger than the operand` };
   const es = storageBytes(operand.elementType);
-  if (product(opDims) * es >= OFFSET_LIMIT) return { declined: `${kind}: operand too large for 32-bit offsets` };
+  if (elementCount(opDims) * es >= OFFSET_LIMIT) return { declined: `${kind}: operand too large for 32-bit offsets` };
   const operandRowBytes = (rank === 0 ? 1 : opDims[rank - 1]!) * es;
   const windowRowBytes = (rank === 0 ? 1 : windowDims[rank - 1]!) * es;
   const rowDims = (kind === "dynamicSlice" ? windowDims : opDims).slice(0, -1);
@@ -96,7 +94,7 @@ function common(
     windowRowDims: windowDims.slice(0, -1), operandRowStrides: rowMajorStrides(opDims.slice(0, -1)),
     operandStrides: rowMajorStrides(opDims).map((s) => s * es),
     windowStrides: rowMajorStrides(windowDims).map((s) => s * es),
-    firstStart, parallelExtent: product(rowDims), costPerUnit,
+    firstStart, parallelExtent: elementCount(rowDims), costPerUnit,
   };
 }
 

@@ -31,7 +31,7 @@
 
 import type { Instruction } from "../../ir/computation.js";
 import { raggedDotMode } from "../../ir/shape/dot.js";
-import type { ArrayShape } from "../../types/shape.js";
+import { type ArrayShape, elementCount } from "../../types/shape.js";
 import type { ElementType } from "../../types/element_type.js";
 import type { Declined } from "./declined.js";
 import { checkGemmSpec, planGemm, type GemmElement, type GemmSchedule, type GemmSpec, type GemmTarget } from "./gemm_plan.js";
@@ -61,8 +61,6 @@ export interface RaggedGemmSpec {
   readonly rhsBatchStride: number;
   readonly rhsGroupStride: number;
 }
-
-const product = (ds: readonly number[]): number => ds.reduce((p, d) => p * d, 1);
 
 /**
  * Which element types (lhs, rhs, result) a backend's GEMM kernels take, and the spec's
@@ -108,14 +106,14 @@ export function raggedGemmSpecOf(inst: Instruction<"raggedDot">, elementTypes: R
   else return { declined: "ragged-dot: rhs's contracting dimension sits between free dimensions" };
   if (mode.kind === "nonContracting" && mode.raggedDim !== nb) return { declined: "ragged-dot: the ragged dimension is not lhs's first free dimension" };
   if (mode.kind === "batch" && mode.raggedDim !== 0) return { declined: "ragged-dot: the ragged batch dimension is not the first" };
-  const batch = product(l.dimensions.slice(0, nb));
-  if (product(inst.shape.dimensions) === 0) return { declined: "ragged-dot: an empty result (nothing to compute)" };
-  const m = product(l.dimensions.slice(nb, lRank - 1));
+  const batch = elementCount(l.dimensions.slice(0, nb));
+  if (elementCount(inst.shape.dimensions) === 0) return { declined: "ragged-dot: an empty result (nothing to compute)" };
+  const m = elementCount(l.dimensions.slice(nb, lRank - 1));
   const k = l.dimensions[lRank - 1]!;
-  const n = product(r.dimensions.filter((_, d) => d >= lead && d !== rc[0]));
+  const n = elementCount(r.dimensions.filter((_, d) => d >= lead && d !== rc[0]));
   const raggedSize = l.dimensions[mode.raggedDim]!;
-  const perIndex = mode.kind === "nonContracting" ? product(l.dimensions.slice(nb + 1, lRank - 1))
-    : mode.kind === "batch" ? product(l.dimensions.slice(1, nb)) : 1;
+  const perIndex = mode.kind === "nonContracting" ? elementCount(l.dimensions.slice(nb + 1, lRank - 1))
+    : mode.kind === "batch" ? elementCount(l.dimensions.slice(1, nb)) : 1;
   const spec: RaggedGemmSpec = {
     mode: mode.kind, elementType: type, groupSizeType: g.elementType as GroupSizeType, groups: mode.groupCount,
     batch, m, n, k, rhsTransposed, perIndex, raggedSize,

@@ -38,7 +38,7 @@ import type { FusedKernelIR } from "./lower_fusion.js";
 import type { LaneAffine } from "./loop_schedule.js";
 import { fullOutputPointer, rowPass, type PassReduction, type PassStore, type ReduceKernelTarget } from "./reduce_kernel.js";
 import type { ReduceSchedule } from "./schedule_reduce.js";
-import { appendAll } from "../../types/arrays.js";
+import { appendAll, range } from "../../types/arrays.js";
 
 /** The kernel of a row pipeline (stages > 1), with buffers (operands, results) and the range of rows [begin, end); undefined for other schedules. */
 export function rowPipelineKernel(ir: FusedKernelIR, s: ReduceSchedule, target: ReduceKernelTarget): Kernel | undefined {
@@ -156,7 +156,7 @@ export function rowPipelineKernel(ir: FusedKernelIR, s: ReduceSchedule, target: 
     })),
   ];
 
-  const stages = Array.from({ length: S }, (_, c) => c);
+  const stages = range(S);
   const prologue: Stmt[] = [{ s: "index", name: "j", value: constant(0), mutable: false }, { s: "bind", node: jVar, name: "j" }];
   let unit: Stmt[];
   if (s.skewed) {

@@ -31,6 +31,7 @@ import type { Computation, Instruction } from "../../ir/computation.js";
 import type { ArrayShape } from "../../types/shape.js";
 import type { Declined } from "./declined.js";
 import { checkGemmSpec, GEMV_MAX_ROWS, gemmSpecOfDot, ROW_DOT_COLUMNS, type GemmSpec } from "./gemm_plan.js";
+import { roundUp } from "../../types/index_util.js";
 
 /** Stored types of weights the kernels widen. */
 export type NarrowWeight = "s8" | "bf16";
@@ -190,7 +191,6 @@ export function streamTileColumns(dot: WeightOnlyDot): number {
 export function planWeightOnlyDot(dot: WeightOnlyDot): WeightOnlySchedule {
   const { batch, m, n, k } = dot.spec;
   const wb = narrowWeightBytes(dot.weight);
-  const roundUp = (v: number, to: number): number => Math.ceil(v / to) * to;
   const kind = dot.spec.rhsTransposed === true ? "rowDots" : "streamB";
   const step = kind === "rowDots" ? ROW_DOT_COLUMNS : NARROW_COLUMN_VECTOR;
   const minBytes = kind === "rowDots" ? 4096 : 16384;

@@ -28,8 +28,7 @@ import { packBSource } from "./gemm_c.js";
 import { SYM, symbolize } from "./c_source.js";
 import { gemmFamily, microkernelSource, type GemmFamily } from "./gemm_c_family.js";
 import type { NativeCpu, NativeKernel } from "./kernel.js";
-
-const roundUp = (x: number, to: number): number => Math.ceil(x / to) * to;
+import { roundUp } from "../../types/index_util.js";
 
 /** A convolution routine's C definitions, and its work split and scratch size. */
 export interface ConvRoutine {

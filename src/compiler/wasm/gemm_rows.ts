@@ -30,6 +30,7 @@ import type { FunctionBuilder, ModuleBuilder } from "./encoder.js";
 import { forRange, pushI32, setMinU, type I32Value } from "./loops.js";
 import { elementInfo, emitCopyTile, emitMicrokernel, emitPack, emitPackRowsB, type ALayout, type TileRegisters } from "./gemm_microkernel.js";
 import { productFitsOneBlock, type GemmElement, type GemmTiling } from "../kernel/gemm_plan.js";
+import { roundUp } from "../../types/index_util.js";
 
 export interface GemmRowsLayout {
   readonly type: GemmElement;
@@ -43,7 +44,6 @@ export interface GemmRowsLayout {
   readonly prepackedB?: boolean;
 }
 
-const roundUp = (x: number, to: number): number => Math.ceil(x / to) * to;
 const align64 = (x: number): number => roundUp(x, 64);
 
 /**

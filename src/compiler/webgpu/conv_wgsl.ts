@@ -19,7 +19,7 @@
 
 import type { Instruction } from "../../ir/computation.js";
 import { rowMajorStrides } from "../../types/index_util.js";
-import type { ArrayShape } from "../../types/shape.js";
+import { type ArrayShape, elementCount } from "../../types/shape.js";
 import type { ConvGeometry } from "../kernel/conv_plan.js";
 import type { Declined } from "../kernel/declined.js";
 import { DEFAULT_SLOTS, type GpuEpilogue } from "./gemm_wgsl.js";
@@ -53,8 +53,6 @@ export interface ConvWgslGeometry {
   readonly kernel: { readonly inputFeature: number; readonly outputFeature: number; readonly spatial: readonly number[] };
   readonly output: { readonly batch: number; readonly feature: number; readonly spatial: readonly number[] };
 }
-
-const product = (xs: readonly number[]): number => xs.reduce((p, x) => p * x, 1);
 
 /** The geometry of a convolution instruction (any dimension numbers, dense row-major operands), or why the kernel declines it. */
 export function convWgslGeometry(conv: Instruction<"convolution">): ConvWgslGeometry | Declined {
@@ -177,8 +175,8 @@ export function convKernel(g: ConvWgslGeometry, limits: GpuLimits, options: Conv
   const rank = g.inputSizes.length;
   const G = g.featureGroups;
   const cg = g.inputFeatures / G, og = g.outputFeatures / G;
-  const pixels = g.batch * product(g.outputSizes);
-  const depth = cg * product(g.kernelSizes);
+  const pixels = g.batch * elementCount(g.outputSizes);
+  const depth = cg * elementCount(g.kernelSizes);
   const { inputType, kernelType, outputType } = g;
   const storage = productStorage([inputType, kernelType, outputType]);
   if ("declined" in storage) return { declined: `webgpu convolution: ${storage.declined}` };

@@ -29,9 +29,9 @@
 // info > 0), the results as they are. A matrix with an Inf or NaN anywhere (as the
 // interpreter checks it) gives NaN results and info = 1, as the registry's.
 
-import { arrayShape, type ArrayShape } from "../../types/shape.js";
+import { arrayShape, type ArrayShape, elementCount } from "../../types/shape.js";
 import type { GpuLimits } from "./gemm_tiles_wgsl.js";
-import { product, u } from "./op_kernels_wgsl.js";
+import { u } from "./op_kernels_wgsl.js";
 import type { WgslKernel } from "./wgsl_kernel.js";
 import { REAL, fieldOf, gamma, matrixWorkgroupSize, oneSidedJacobiSweeps, parameterWord, perMatrixKernel, resultsAre, type LapackKernel } from "./matrix_kernel_wgsl.js";
 
@@ -177,7 +177,7 @@ function eighKernel(a: ArrayShape, limits: GpuLimits, maxPerDimension: number): 
     "var<workgroup> xk_word: u32;",
     ...["xk_all", "xk_named", "xk_rows", "xk_rotated"].map((name) => `var<workgroup> ${name}: atomic<u32>;`),
   ];
-  const batch = product(dims.slice(0, -2));
+  const batch = elementCount(dims.slice(0, -2));
   return perMatrixKernel(4, size, batch, functions, body,
     `?${complex ? "heevd" : "syevd"} of ${batch} ${F.type} matrix(es), one-sided Jacobi on A + σI, an invocation a pair of columns, the n and triangle parameters`, maxPerDimension);
 }

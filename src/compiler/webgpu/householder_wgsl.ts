@@ -14,9 +14,9 @@
 // triangle) are step parameters: a batch count's sizes that take one workgroup size
 // share a pipeline.
 
-import { arrayShape, type ArrayShape } from "../../types/shape.js";
+import { arrayShape, type ArrayShape, elementCount } from "../../types/shape.js";
 import type { GpuLimits } from "./gemm_tiles_wgsl.js";
-import { product, u } from "./op_kernels_wgsl.js";
+import { u } from "./op_kernels_wgsl.js";
 import type { WgslKernel } from "./wgsl_kernel.js";
 import { REAL, fieldOf, gamma, householderReflector, matrixWorkgroupSize, parameterWord, perMatrixKernel, reflectorFunctions, reflectorTau, resultsAre, workgroupSum, type LapackKernel } from "./matrix_kernel_wgsl.js";
 
@@ -95,7 +95,7 @@ function gehrdKernel(a: ArrayShape, limits: GpuLimits, maxPerDimension: number):
     "  }",
     "  if (lid.x == 0u) { mem[(args[3] >> 2u) + b] = 0u; }",
   ];
-  const batch = product(dims.slice(0, -2));
+  const batch = elementCount(dims.slice(0, -2));
   return perMatrixKernel(4, size, batch, reflectorFunctions(size, F), body, `?gehrd of ${batch} ${F.type} matrix(es), Householder, the sizes and ilo/ihi parameters`, maxPerDimension);
 }
 
@@ -213,7 +213,7 @@ function sytrdKernel(a: ArrayShape, limits: GpuLimits, maxPerDimension: number):
       ? "fn xk_v(i: u32, q: u32) -> vec2<f32> { return select(xk_cget(xk_w(q, i)), vec2<f32>(1.0, 0.0), q == i + 1u); }"
       : "fn xk_v(i: u32, q: u32) -> f32 { return select(xk_get(xk_w(q, i)), 1.0, q == i + 1u); }",
   ];
-  const batch = product(dims.slice(0, -2));
+  const batch = elementCount(dims.slice(0, -2));
   return perMatrixKernel(buffers, size, batch, functions, body, `?${complex ? "hetrd" : "sytrd"} of ${batch} ${F.type} matrix(es), Householder, the n and triangle parameters`, maxPerDimension);
 }
 
@@ -238,5 +238,5 @@ export const sytrd: LapackKernel = (call, [a, ...more], results, limits, maxPerD
   const vector = (k: number, type: ArrayShape["elementType"] = "f32"): ArrayShape => arrayShape(type, [...batch, k]);
   if (more.length !== 0 || dims.at(-2) !== n || !resultsAre(results, [a!, vector(n), vector(m), vector(m, a!.elementType), arrayShape("s32", batch)])) return undefined;
   const kernel = sytrdKernel(a!, limits, maxPerDimension), parameters = [n, lower ? 1 : 0];
-  return a!.elementType === "c64" ? { kernel, parameters, workspaceBytes: 4 * Math.max(2 * n * product(batch), 1) } : { kernel, parameters };
+  return a!.elementType === "c64" ? { kernel, parameters, workspaceBytes: 4 * Math.max(2 * n * elementCount(batch), 1) } : { kernel, parameters };
 };

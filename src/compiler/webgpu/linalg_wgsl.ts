@@ -59,10 +59,10 @@ import { FfiCall, type FfiPlatform } from "../../interpreter/lapack/ffi.js";
 import { LAPACK_TARGETS, SINGLE_PRECISION_SVD_TARGETS } from "../../interpreter/lapack/targets.js";
 import type { Opcode } from "../../ir/opcodes.js";
 import { ShapeError } from "../../types/errors.js";
-import { arrayShape, arrayLeaves, shapeToString, type ArrayShape, type Shape } from "../../types/shape.js";
+import { arrayLeaves, arrayShape, type ArrayShape, elementCount, type Shape, shapeToString } from "../../types/shape.js";
 import type { Declined } from "../kernel/declined.js";
 import type { GpuLimits } from "./gemm_tiles_wgsl.js";
-import { elementKernel, product, tooLarge, u } from "./op_kernels_wgsl.js";
+import { elementKernel, tooLarge, u } from "./op_kernels_wgsl.js";
 import { WORKGROUP_SIZE, type WgslKernel } from "./wgsl_kernel.js";
 import { MAX_WORKGROUPS_PER_DIMENSION } from "./codegen.js";
 import { REAL, fieldOf, gamma, grid, header, householderReflector, matrixWorkgroupSize, parameterWord, perMatrixKernel, reflectorFunctions, reflectorTau, resultsAre, type Field, type LapackKernel, type ParameterizedKernel } from "./matrix_kernel_wgsl.js";
@@ -141,7 +141,7 @@ function choleskyKernel(a: ArrayShape, result: FactorResult, limits: GpuLimits, 
   const complex = F !== REAL;
   const dims = a.dimensions;
   const n = dims[dims.length - 1]!;
-  const batch = product(dims.slice(0, -2));
+  const batch = elementCount(dims.slice(0, -2));
   const size = matrixWorkgroupSize(n, limits);
   const workgroups = grid(batch, maxPerDimension);
   const lapack = result === "lapack";
@@ -245,7 +245,7 @@ function triangularSolveKernel(b: ArrayShape, maxPerDimension: number): WgslKern
   const F = fieldOf(b);
   const rank = b.dimensions.length;
   const rows = b.dimensions[rank - 2]!, cols = b.dimensions[rank - 1]!;
-  const invocations = product(b.dimensions.slice(0, -2)) * Math.max(rows, cols);
+  const invocations = elementCount(b.dimensions.slice(0, -2)) * Math.max(rows, cols);
   // M's entry at element index `at` of A.
   const entry = (at: string): string => (F === REAL ? F.load(F.at("am", at)) : `select(${F.load(F.at("am", at))}, ${F.conj(F.load(F.at("am", at)))}, conjugate)`);
   const body = [
@@ -297,7 +297,7 @@ function triangularSolveKernel(b: ArrayShape, maxPerDimension: number): WgslKern
 /** The parameter words of a triangular solve of A of `a` and B of `b` with these flags. */
 function triangularSolveParameters(a: ArrayShape, b: ArrayShape, flags: number): number[] {
   const rank = b.dimensions.length;
-  return [flags, a.dimensions[rank - 1]!, b.dimensions[rank - 2]!, b.dimensions[rank - 1]!, product(b.dimensions.slice(0, -2))];
+  return [flags, a.dimensions[rank - 1]!, b.dimensions[rank - 2]!, b.dimensions[rank - 1]!, elementCount(b.dimensions.slice(0, -2))];
 }
 
 /** The kernel of XLA's TriangularSolve `inst` (f32 or c64, any batch; ADJOINT conjugates op(A), on reals a transpose alone), or why the host runs it. */
@@ -453,7 +453,7 @@ function getrfKernel(a: ArrayShape, limits: GpuLimits, maxPerDimension: number):
     "  }",
     "  if (lid.x == 0u) { mem[(args[3] >> 2u) + b] = info; }",
   ];
-  const batch = product(dims.slice(0, -2));
+  const batch = elementCount(dims.slice(0, -2));
   return perMatrixKernel(4, size, batch, [...F.functions, "var<workgroup> xk_key: array<atomic<u32>, 2>;", "var<workgroup> xk_row: array<atomic<u32>, 2>;"], body,
     `?getrf of ${batch} ${F.type} matrix(es), partial pivoting, the sizes parameters`, maxPerDimension);
 }
@@ -529,7 +529,7 @@ function geqrfKernel(a: ArrayShape, limits: GpuLimits, maxPerDimension: number):
     "    storageBarrier();",
     "  }",
   ];
-  const batch = product(dims.slice(0, -2));
+  const batch = elementCount(dims.slice(0, -2));
   return perMatrixKernel(3, size, batch, reflectorFunctions(size, F), body,
     `?geqrf of ${batch} ${F.type} matrix(es), Householder, the sizes parameters`, maxPerDimension);
 }
@@ -567,7 +567,7 @@ function orgqrKernel(a: ArrayShape, limits: GpuLimits, maxPerDimension: number):
     "    }",
     "  }",
   ];
-  const batch = product(dims.slice(0, -2));
+  const batch = elementCount(dims.slice(0, -2));
   return perMatrixKernel(3, size, batch, F.functions, body, `?${F === REAL ? "orgqr" : "ungqr"} of ${batch} ${F.type} matrix(es), an invocation a column of Q, the sizes parameters`, maxPerDimension);
 }
 
@@ -624,7 +624,7 @@ function ormqrKernel(c: ArrayShape, limits: GpuLimits, maxPerDimension: number):
     "    }",
     "  }",
   ];
-  const batch = product(dims.slice(0, -2));
+  const batch = elementCount(dims.slice(0, -2));
   return perMatrixKernel(4, size, batch, F.functions, body, `?${complex ? "unmqr" : "ormqr"} of ${batch} ${F.type} matrix(es), an invocation a line of C, the flags and sizes parameters`, maxPerDimension);
 }
 
@@ -687,7 +687,7 @@ const pivotsToPermutation: LapackKernel = (_call, [pivots, ...more], results, _l
   const dims = pivots!.dimensions, batch = dims.slice(0, -1), k = dims.at(-1)!;
   const n = results[0]?.dimensions.at(-1) ?? -1;
   if (more.length !== 0 || n < k || !resultsAre(results, [arrayShape("s32", [...batch, n])])) return undefined;
-  return { kernel: pivotsToPermutationKernel(product(batch), maxPerDimension), parameters: [k, n] };
+  return { kernel: pivotsToPermutationKernel(elementCount(batch), maxPerDimension), parameters: [k, n] };
 };
 
 /** Whose FFI a target follows, its operands' element types (one for all: f32, c64 where a complex kernel exists, s32 for pivots), operand 0's least rank (a matrix, or a vector: pivots, a diagonal), and its kernel. */

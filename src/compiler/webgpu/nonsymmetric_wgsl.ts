@@ -63,10 +63,10 @@
 // routine leaves unwritten (Z without vectors, unwanted vl/vr) are zeros, as the
 // registry's.
 
-import { arrayShape, type ArrayShape } from "../../types/shape.js";
+import { arrayShape, type ArrayShape, elementCount } from "../../types/shape.js";
 import type { FfiCall } from "../../interpreter/lapack/ffi.js";
 import type { GpuLimits } from "./gemm_tiles_wgsl.js";
-import { product, u } from "./op_kernels_wgsl.js";
+import { u } from "./op_kernels_wgsl.js";
 import type { WgslKernel } from "./wgsl_kernel.js";
 import { GET, IS_ZERO, MAGNITUDE, clearShare, gamma, grid, header, parameterWord, resultsAre, type LapackKernel } from "./matrix_kernel_wgsl.js";
 
@@ -962,7 +962,7 @@ function complexNonsymmetricKernel(form: Form, batch: number, limits: GpuLimits,
 
 /** The kernel and its words for a batch of n×n f32 or c64 matrices, or the host with the reason past MAX_NONSYMMETRIC_ORDER. */
 function compiled(form: Form, target: string, a: ArrayShape, flags: number, cleared: readonly [number, number], limits: GpuLimits, maxPerDimension: number): ReturnType<LapackKernel> {
-  const n = a.dimensions.at(-1)!, count = product(a.dimensions.slice(0, -2));
+  const n = a.dimensions.at(-1)!, count = elementCount(a.dimensions.slice(0, -2));
   if (n > MAX_NONSYMMETRIC_ORDER) return { declined: `custom call ${target}: order ${n} runs on the host (the GPU's Schur kernel, an invocation a matrix, takes orders up to ${MAX_NONSYMMETRIC_ORDER})` };
   const complex = a.elementType === "c64";
   const kernel = complex ? complexNonsymmetricKernel(form, count, limits, maxPerDimension) : nonsymmetricKernel(form, count, limits, maxPerDimension);
@@ -970,7 +970,7 @@ function compiled(form: Form, target: string, a: ArrayShape, flags: number, clea
 }
 
 /** The words of a result (a c64 element two). */
-const words = (r: ArrayShape): number => (r.elementType === "c64" ? 2 : 1) * product(r.dimensions);
+const words = (r: ArrayShape): number => (r.elementType === "c64" ? 2 : 1) * elementCount(r.dimensions);
 
 /**
  * ?gees (lapack_sgees_ffi: buffers (a, T, Z, wr, wi, sdim, info, work); lapack_cgees_ffi:

@@ -30,7 +30,7 @@ import { complementDims } from "../../ir/shape/dim_checks.js";
 import { appendAll } from "../../types/arrays.js";
 import { ELEMENT_TYPES, type ElementType } from "../../types/element_type.js";
 import { rowMajorStrides } from "../../types/index_util.js";
-import { arrayShape, type ArrayShape } from "../../types/shape.js";
+import { arrayShape, type ArrayShape, elementCount } from "../../types/shape.js";
 import { DeclinedError, type Declined } from "../kernel/declined.js";
 import { KernelGraph } from "../kernel/graph.js";
 import { lowerScalarBody, reducerKinds } from "../kernel/lower_fusion.js";
@@ -40,7 +40,8 @@ import { COMBINE_OP, copyKernelWgsl, WORKGROUP_SIZE, type WgslKernel } from "./w
 
 export const u = (x: number): string => `${x}u`;
 const i32 = (x: number): string => `${x}i`;
-export const product = (xs: readonly number[]): number => xs.reduce((p, x) => p * x, 1);
+// The element count under the name sort_wgsl.ts still imports (types/shape.ts has the one definition).
+export const product = elementCount;
 
 /**
  * A WGSL function `clampedIndex(a: u32, lo: i32, hi: i32) -> i32`: the integer of `type`
@@ -96,7 +97,7 @@ function splitIndex(dims: readonly number[]): string[] {
  */
 export function elementKernel(shape: ArrayShape, result: number, functions: string, body: string[], maxWorkgroupsPerDimension: number): WgslKernel {
   const dims = shape.dimensions;
-  const count = product(dims);
+  const count = elementCount(dims);
   const groups = Math.max(1, Math.ceil(count / WORKGROUP_SIZE));
   const groupsX = Math.min(groups, maxWorkgroupsPerDimension);
   const split = splitIndex(dims);
@@ -125,7 +126,7 @@ export function elementKernel(shape: ArrayShape, result: number, functions: stri
  */
 export function copyElementsKernel(shape: ArrayShape, result: number, functions: string, body: readonly string[], bytes: number, maxWorkgroupsPerDimension: number): WgslKernel {
   if (bytes % 4 === 0) return elementKernel(shape, result, functions, [...body, "  let src = srcByte >> 2u;", ...copyWords(bytes / 4, result)], maxWorkgroupsPerDimension);
-  const count = product(shape.dimensions);
+  const count = elementCount(shape.dimensions);
   const perWord = 4 / bytes;
   const source = ["fn sourceByte(i: u32) -> u32 {", ...splitIndex(shape.dimensions), ...body, "  return srcByte;", "}"].join("\n");
   const words = Math.ceil(count / perWord);
@@ -143,7 +144,7 @@ export function copyElementsKernel(shape: ArrayShape, result: number, functions:
 }
 
 /** Too large for the kernels' u32 word offsets. */
-export const tooLarge = (shapes: readonly ArrayShape[]): boolean => shapes.some((s) => product(s.dimensions) * ELEMENT_TYPES[s.elementType].storageBytes >= 2 ** 31);
+export const tooLarge = (shapes: readonly ArrayShape[]): boolean => shapes.some((s) => elementCount(s.dimensions) * ELEMENT_TYPES[s.elementType].storageBytes >= 2 ** 31);
 
 export function gatherKernelWgsl(inst: Instruction<"gather">, maxWorkgroupsPerDimension: number): WgslKernel | Declined {
   const [operand, indices] = inst.operands.map((o) => o.shape as ArrayShape) as [ArrayShape, ArrayShape];
@@ -200,7 +201,7 @@ export function dynamicUpdateSliceKernelWgsl(inst: Instruction<"dynamicUpdateSli
   const bytes = ELEMENT_TYPES[operand.elementType].storageBytes;
   body.push(`  var srcByte = args[0u] + i * ${u(bytes)};`);
   // Every element of an empty update is outside; a rank-0 update replaces the only element.
-  if (product(update.dimensions) > 0) body.push(`  if (${inside.join(" && ") || "true"}) { srcByte = args[1u] + (${updateAt}) * ${u(bytes)}; }`);
+  if (elementCount(update.dimensions) > 0) body.push(`  if (${inside.join(" && ") || "true"}) { srcByte = args[1u] + (${updateAt}) * ${u(bytes)}; }`);
   return copyElementsKernel(operand, 2 + rank, index, body, bytes, maxWorkgroupsPerDimension);
 }
 
@@ -223,13 +224,13 @@ export function bitcastConvertKernelWgsl(inst: Instruction<"bitcastConvert">, ma
   const operand = inst.operands[0]!.shape as ArrayShape;
   const shape = inst.shape as ArrayShape;
   const [from, to] = [operand.elementType, shape.elementType];
-  const bytes = product(shape.dimensions) * ELEMENT_TYPES[to].storageBytes;
+  const bytes = elementCount(shape.dimensions) * ELEMENT_TYPES[to].storageBytes;
   const what = `bitcast-convert ${from} -> ${to}`;
   if (fillsBytes(from) && fillsBytes(to)) {
     if (tooLarge([operand, shape])) return { declined: "webgpu bitcast-convert: an operand of 2 GiB or more" };
     return { ...copyKernelWgsl(bytes, maxWorkgroupsPerDimension), what: `${what}: a copy of ${bytes} bytes` };
   }
-  const bits = product(shape.dimensions) * ELEMENT_TYPES[to].bitWidth;
+  const bits = elementCount(shape.dimensions) * ELEMENT_TYPES[to].bitWidth;
   // Bit positions in the stream are u32s.
   if (bits >= 2 ** 32 || tooLarge([operand, shape])) return { declined: "webgpu bitcast-convert of packed bits: 2^32 bits or more" };
   const fw = ELEMENT_TYPES[from].bitWidth;
@@ -263,7 +264,7 @@ fn streamBits(p: u32, n: u32) -> u32 {
   if (fillsBytes(to)) {
     body = [`  mem[${out}] = streamBits(32u * i, min(32u, ${u(bits)} - 32u * i));`];
   } else {
-    const count = product(shape.dimensions);
+    const count = elementCount(shape.dimensions);
     const signed = ELEMENT_TYPES[to].kind === "signed";
     const byte = (v: string): string => (signed ? `(bitcast<u32>(bitcast<i32>(${v} << ${u(32 - tw)}) >> ${u(32 - tw)}) & 0xffu)` : v);
     body = ["  var word = 0u;", "  for (var k = 0u; k < 4u; k = k + 1u) {", "    let e = 4u * i + k;",
@@ -369,9 +370,9 @@ export function scatterKernelWgsl(inst: Instruction<"scatter">, maxWorkgroupsPer
   }
   const inDims = input.dimensions;
   const scatterDims = updDims.slice(0, updDims.length - windowCount);
-  const positions = product(scatterDims);
-  if (product(inDims) * positions > SCATTER_SCAN_LIMIT) {
-    return { declined: `webgpu scatter: ${product(inDims)} result elements x ${positions} update positions is more than the scanning kernel's ${SCATTER_SCAN_LIMIT} pairs` };
+  const positions = elementCount(scatterDims);
+  if (elementCount(inDims) * positions > SCATTER_SCAN_LIMIT) {
+    return { declined: `webgpu scatter: ${elementCount(inDims)} result elements x ${positions} update positions is more than the scanning kernel's ${SCATTER_SCAN_LIMIT} pairs` };
   }
   const indexBytes = ELEMENT_TYPES[indices.elementType].storageBytes;
   const indexStrides = rowMajorStrides(indices.dimensions);
@@ -447,7 +448,7 @@ export function reduceWindowKernelWgsl(inst: Instruction<"reduceWindow">, maxWor
   // Slots: the inputs, the init values, the results; names acc, v for one input, acc0.., v0.. for several.
   const name = (x: string, k: number): string => (n === 1 ? x : `${x}${k}`);
   const init = (k: number): string => elements[k]!.load(`args[${u(n + k)}] >> 2u`);
-  const body = [...elements.map((_, k) => `  var ${name("acc", k)} = ${init(k)};`), `  for (var wi = 0u; wi < ${u(product(window.map((w) => w.size)))}; wi = wi + 1u) {`, "    var wr = wi;", "    var inside = true;", "    var at = 0u;"];
+  const body = [...elements.map((_, k) => `  var ${name("acc", k)} = ${init(k)};`), `  for (var wi = 0u; wi < ${u(elementCount(window.map((w) => w.size)))}; wi = wi + 1u) {`, "    var wr = wi;", "    var inside = true;", "    var at = 0u;"];
   // Row-major over the window: its last dimension fastest.
   for (let d = window.length - 1; d >= 0; d--) body.push(`    let k${d} = wr % ${u(window[d]!.size)}; wr = wr / ${u(window[d]!.size)};`);
   window.forEach((w, d) => {
@@ -624,7 +625,7 @@ export function rngBitGeneratorKernelWgsl(inst: Instruction<"rngBitGenerator">, 
   }
   if (tooLarge([shape])) return { declined: "webgpu rng-bit-generator: a result of 2 GiB or more" };
   const dims = shape.dimensions;
-  const count = product(dims);
+  const count = elementCount(dims);
   const info = ELEMENT_TYPES[shape.elementType];
   if (info.kind === "complex") return { declined: `webgpu rng-bit-generator: ${shape.elementType} bits` };
   const wide = info.bitWidth === 64;
@@ -683,13 +684,13 @@ function threeFryBody(dims: readonly number[], wide: boolean): RngBody {
   let blockOf: string, blocks: number, value: string;
   if (wide) {
     blockOf = "i";
-    blocks = product(dims);
+    blocks = elementCount(dims);
     value = "";
   } else {
     let split = dims.findIndex((d) => d % 2 === 0);
     if (split < 0) split = dims.reduce((best, d, k) => (d > dims[best]! ? k : best), 0);
     const half = dims.map((d, k) => (k === split ? Math.ceil(d / 2) : d));
-    blocks = product(half);
+    blocks = elementCount(half);
     const halfStrides = rowMajorStrides(half);
     blockOf = dims.map((_, d) => `${d === split ? `(o${d} / 2u)` : `o${d}`} * ${u(halfStrides[d]!)}`).join(" + ") || "0u";
     value = dims.length === 0 ? "x.x" : `select(x.x, x.y, o${split} % 2u == 1u)`;

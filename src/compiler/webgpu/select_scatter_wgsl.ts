@@ -12,11 +12,11 @@
 import type { Computation, Instruction } from "../../ir/computation.js";
 import { rowMajorStrides } from "../../types/index_util.js";
 import type { ElementType } from "../../types/element_type.js";
-import type { ArrayShape } from "../../types/shape.js";
+import { type ArrayShape, elementCount } from "../../types/shape.js";
 import { DeclinedError, type Declined } from "../kernel/declined.js";
 import { KernelGraph } from "../kernel/graph.js";
 import { lowerScalarBody } from "../kernel/lower_fusion.js";
-import { combineExpression, COMPUTED_ELEMENT, COMPUTED_TYPES, elementKernel, product, tooLarge, u } from "./op_kernels_wgsl.js";
+import { combineExpression, COMPUTED_ELEMENT, COMPUTED_TYPES, elementKernel, tooLarge, u } from "./op_kernels_wgsl.js";
 import { WGSL_HELPERS, WgslValues, wgslMathSources, type WgslMathName } from "./wgsl_values.js";
 import type { WgslKernel } from "./wgsl_kernel.js";
 
@@ -62,7 +62,7 @@ export function selectAndScatterKernelWgsl(inst: Instruction<"selectAndScatter">
   const dims = operand.dimensions;
   const opStrides = rowMajorStrides(dims);
   const srcStrides = rowMajorStrides(source.dimensions);
-  const size = product(window.map((w) => w.size));
+  const size = elementCount(window.map((w) => w.size));
   const words = element.words;
   const body = [`  var acc = ${element.load("args[2u] >> 2u")};`];
   // The windows holding element o: window offset k in reverse row-major order gives their sources in row-major order.

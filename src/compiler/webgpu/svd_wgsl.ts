@@ -34,10 +34,10 @@
 // the registry's; without vectors the vector results are zeros (LAPACK leaves them).
 
 import type { ElementType } from "../../types/element_type.js";
-import { arrayShape, shapeToString } from "../../types/shape.js";
+import { arrayShape, elementCount, shapeToString } from "../../types/shape.js";
 import type { SvdFormOf } from "../../interpreter/lapack/targets.js";
 import type { GpuLimits } from "./gemm_tiles_wgsl.js";
-import { product, u } from "./op_kernels_wgsl.js";
+import { u } from "./op_kernels_wgsl.js";
 import type { WgslKernel } from "./wgsl_kernel.js";
 import { REAL, clearShare, fieldOf, gamma, matrixWorkgroupSize, oneSidedJacobiSweeps, parameterWord, perMatrixKernel, workgroupSum, type Field, type LapackKernel } from "./matrix_kernel_wgsl.js";
 
@@ -242,7 +242,7 @@ export const svdOfForm = (formOf: SvdFormOf): LapackKernel => (call, [a, ...more
   // Element (i, j) of V at i·rs + j·cs of the right slot: V (n × its columns) row-major, or Vᴴ (its rows × n) read transposed.
   const right: [number, number] = form.rightAsV ? [vDims[1]!, 1] : [1, n];
   const words = (elements: number): number => (F === REAL ? elements : 2 * elements);
-  const slotWords = (slot: number): number => words(product(slot === form.uSlot ? uDims : vDims));
+  const slotWords = (slot: number): number => words(elementCount(slot === form.uSlot ? uDims : vDims));
   // Result slot r is buffer r + 1 (buffer 0 is a).
   const [uBuffer, rsU, csU] = tall ? [form.uSlot + 1, uDims[1]!, 1] : [vSlot + 1, ...right];
   const [vBuffer, rsV, csV] = tall ? [vSlot + 1, ...right] : [form.uSlot + 1, uDims[1]!, 1];
@@ -253,8 +253,8 @@ export const svdOfForm = (formOf: SvdFormOf): LapackKernel => (call, [a, ...more
     M, N, (form.vectors ? VECTORS : 0) | conjugations, tall ? n : 1, tall ? 1 : n,
     uBuffer, rsU, csU, slotWords(uBuffer - 1),
     vBuffer, rsV, csV, slotWords(vBuffer - 1),
-    ucols, words(product(results[2]!.dimensions)), words(product(results[3]!.dimensions)),
+    ucols, words(elementCount(results[2]!.dimensions)), words(elementCount(results[3]!.dimensions)),
   ];
-  const count = product(batch);
+  const count = elementCount(batch);
   return { kernel: svdKernel(F, count, k, limits, maxPerDimension), parameters, workspaceBytes: 4 * count * (words(M * N + N * N + M) + 2 * N) };
 };

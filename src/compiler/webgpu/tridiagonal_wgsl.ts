@@ -18,8 +18,8 @@
 // inputs); gtsv2 has no room for U in its one result, so its step binds a work buffer
 // of 3n elements a system (ParameterizedKernel.workspaceBytes).
 
-import { arrayShape, shapeToString } from "../../types/shape.js";
-import { elementKernel, product } from "./op_kernels_wgsl.js";
+import { arrayShape, elementCount, shapeToString } from "../../types/shape.js";
+import { elementKernel } from "./op_kernels_wgsl.js";
 import type { WgslKernel } from "./wgsl_kernel.js";
 import { REAL, fieldOf, gamma, resultsAre, type Field, type LapackKernel } from "./matrix_kernel_wgsl.js";
 
@@ -150,7 +150,7 @@ export const gtsv: LapackKernel = (call, [dl, d, du, b, ...more], results, _limi
   if (shapeToString(dl) !== vector || shapeToString(du) !== vector || shapeToString(b) !== shapeToString(arrayShape(F.type, [...batch, n, nrhs]))) return undefined;
   const lapack = call.platform === "cpu";
   if (!resultsAre(results, lapack ? [d, d, d, b, arrayShape("s32", batch)] : [b])) return undefined;
-  const systems = product(batch);
+  const systems = elementCount(batch);
   // gtsv2's work: U's three vectors, 3n elements a system.
   return { kernel: gtsvKernel(F, systems, lapack, maxPerDimension), parameters: [n, nrhs], ...(lapack ? {} : { workspaceBytes: Math.max((F === REAL ? 12 : 24) * n * systems, 4) }) };
 };

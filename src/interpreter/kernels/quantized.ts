@@ -25,6 +25,7 @@ import { dequantizeElement, quantizeAccumulator, quantizeElement, type UniformQu
 import { hasQuantization, shapeToString, withQuantization, type Shape } from "../../types/shape.js";
 import { expressedShape, quantMode, storageShape } from "../../ir/shape/quantized.js";
 import type { Kernel, KernelTable } from "../context.js";
+import { range } from "../../types/arrays.js";
 
 /** Applies `f` to each element (row-major) with its multi-index: what per-axis parameters need. */
 function mapIndexed(values: readonly number[], dimensions: readonly number[], f: (v: number, index: readonly number[]) => number): number[] {
@@ -125,7 +126,7 @@ function rhsDimensionInResult(inst: Instruction<"dot" | "convolution">, d: numbe
   if (batch >= 0) return batch;
   const lhsRank = inst.operands[0]!.shape.kind === "array" ? inst.operands[0]!.shape.dimensions.length : 0;
   const lhsFree = lhsRank - dn.lhsBatchDimensions.length - dn.lhsContractingDimensions.length;
-  const rhsFreeBefore = Array.from({ length: d }, (_, i) => i)
+  const rhsFreeBefore = range(d)
     .filter((i) => !dn.rhsBatchDimensions.includes(i) && !dn.rhsContractingDimensions.includes(i)).length;
   return dn.lhsBatchDimensions.length + lhsFree + rhsFreeBefore;
 }

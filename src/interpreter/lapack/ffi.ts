@@ -123,9 +123,6 @@ export class FfiCall {
   }
 }
 
-/** The number of problems in a batch. */
-export const batchCount = (batch: readonly number[]): number => batch.reduce((a, b) => a * b, 1);
-
 /** Matrix b (rows × cols) of a default-layout literal of f32/f64/c64/c128. */
 export function readMatrix(lit: Literal, b: number, rows: number, cols: number): Mat {
   const m = new Mat(rows, cols);

@@ -11,8 +11,8 @@
 // naming the target and the argument.
 
 import { Literal } from "../../types/literal.js";
-import type { Shape } from "../../types/shape.js";
-import { batchCount, FfiCall, isComplexKind, KIND_REAL, KIND_TYPE, readMatrix, ResultArray, type FfiAttribute, type FfiPlatform, type LapackKind } from "./ffi.js";
+import { elementCount, type Shape } from "../../types/shape.js";
+import { FfiCall, isComplexKind, KIND_REAL, KIND_TYPE, readMatrix, ResultArray, type FfiAttribute, type FfiPlatform, type LapackKind } from "./ffi.js";
 import { geqrf, getrf, gtsv, orgqr, ormqr, potrf, trsm, type CVec } from "./factor.js";
 import { hermitianEigen, sytrd } from "./hermitian.js";
 import { gehrd, geev, realSchur, complexSchur, realSchurEigenvalues } from "./nonsymmetric.js";
@@ -29,7 +29,7 @@ const getrfTarget: Routine = (call) => {
   const out = new ResultArray(call.result(0, KIND_TYPE[call.kind], a.batch, [m, n]));
   const ipiv = new ResultArray(call.result(1, "s32", a.batch, [k]));
   const info = new ResultArray(call.result(2, "s32", a.batch, []));
-  for (let b = 0; b < batchCount(a.batch); b++) {
+  for (let b = 0; b < elementCount(a.batch); b++) {
     const mat = readMatrix(a.lit, b, m, n);
     const r = getrf(mat);
     out.writeMatrix(b, mat);
@@ -46,7 +46,7 @@ const geqrfTarget: Routine = (call) => {
   const [m, n] = a.dims as [number, number];
   const out = new ResultArray(call.result(0, t, a.batch, [m, n]));
   const tau = new ResultArray(call.result(1, t, a.batch, [Math.min(m, n)]));
-  for (let b = 0; b < batchCount(a.batch); b++) {
+  for (let b = 0; b < elementCount(a.batch); b++) {
     const mat = readMatrix(a.lit, b, m, n);
     const r = geqrf(mat);
     out.writeMatrix(b, mat);
@@ -65,7 +65,7 @@ const orgqrTarget: Routine = (call) => {
   const k = tau.dims[0]!;
   if (!(m >= n && n >= k)) call.fail("operand 1", `has ${k} reflectors for a ${m}×${n} matrix; ?orgqr needs m >= n >= k`);
   const out = new ResultArray(call.result(0, t, a.batch, [m, n]));
-  for (let b = 0; b < batchCount(a.batch); b++) {
+  for (let b = 0; b < elementCount(a.batch); b++) {
     const taus = readMatrix(tau.lit, b, 1, k);
     out.writeMatrix(b, orgqr(readMatrix(a.lit, b, m, n), taus.re, taus.im));
   }
@@ -85,7 +85,7 @@ const ormqrTarget: Routine = (call) => {
   if (m !== order) call.fail("operand 0", `must have ${order} rows, the order of Q (C's ${left ? "rows" : "columns"}), got ${m}`);
   if (k > Math.min(m, n)) call.fail("operand 1", `has ${k} reflectors; a ${m}×${n} matrix holds at most ${Math.min(m, n)}`);
   const out = new ResultArray(call.result(0, t, a.batch, [rows, cols]));
-  for (let b = 0; b < batchCount(a.batch); b++) {
+  for (let b = 0; b < elementCount(a.batch); b++) {
     const taus = readMatrix(tau.lit, b, 1, k), cm = readMatrix(c.lit, b, rows, cols);
     ormqr(readMatrix(a.lit, b, m, n), taus.re, taus.im, cm, left, adjoint);
     out.writeMatrix(b, cm);
@@ -107,7 +107,7 @@ const potrfTarget: Routine = (call) => {
   const { lit, batch, n } = squareOperand(call);
   const out = new ResultArray(call.result(0, KIND_TYPE[call.kind], batch, [n, n]));
   const info = new ResultArray(call.result(1, "s32", batch, []));
-  for (let b = 0; b < batchCount(batch); b++) {
+  for (let b = 0; b < elementCount(batch); b++) {
     const mat = readMatrix(lit, b, n, n);
     info.write(b, [potrf(mat, lower)]);
     out.writeMatrix(b, mat);
@@ -128,7 +128,7 @@ const trsmTarget: Routine = (call) => {
   const k = left ? m : n;
   if (a.dims[0] !== k || a.dims[1] !== k) call.fail("operand 0", `must be ${k}×${k} (side ${left ? "L" : "R"} of a ${m}×${n} right-hand side), got ${a.dims.join("×")}`);
   const out = new ResultArray(call.result(0, t, a.batch, [m, n]));
-  for (let b = 0; b < batchCount(a.batch); b++) {
+  for (let b = 0; b < elementCount(a.batch); b++) {
     out.writeMatrix(b, trsm(readMatrix(a.lit, b, k, k), readMatrix(bOp.lit, b, m, n), { left, lower, trans, unitDiagonal }));
   }
   return [out.literal];
@@ -154,7 +154,7 @@ const gtsvTarget: Routine = (call) => {
   const x = new ResultArray(call.result(gpu ? 0 : 3, t, d.batch, [n, nrhs]));
   const info = gpu ? undefined : new ResultArray(call.result(4, "s32", d.batch, []));
   const vec = (lit: Literal, b: number): CVec => readMatrix(lit, b, 1, n);
-  for (let b = 0; b < batchCount(d.batch); b++) {
+  for (let b = 0; b < elementCount(d.batch); b++) {
     // JAX's dl(i) = A(i, i-1) and du(i) = A(i, i+1): LAPACK's DL is dl(1:), its DU is du(:n-1).
     const dlv = vec(dl.lit, b), dv = vec(d.lit, b), duv = vec(du.lit, b), bm = readMatrix(rhs.lit, b, n, nrhs);
     const sub: CVec = { re: dlv.re.subarray(1), im: dlv.im.subarray(1) };
@@ -184,7 +184,7 @@ const eighTarget: Routine = (call) => {
   const vectors = new ResultArray(call.result(0, KIND_TYPE[call.kind], batch, [n, n]));
   const values = new ResultArray(call.result(1, KIND_REAL[call.kind], batch, [n]));
   const info = new ResultArray(call.result(2, "s32", batch, []));
-  for (let b = 0; b < batchCount(batch); b++) {
+  for (let b = 0; b < elementCount(batch); b++) {
     const mat = readMatrix(lit, b, n, n);
     if (!mat.isFinite()) {
       writeNaN(vectors, values, b, n * n, n);
@@ -234,7 +234,7 @@ function svdCall(call: FfiCall, form: SvdForm): Literal[] {
   const u = new ResultArray(shaped ? call.result(form.uSlot, t, a.batch, uDims) : call.anyResult(form.uSlot, t));
   const v = new ResultArray(shaped ? call.result(vSlot, t, a.batch, vDims) : call.anyResult(vSlot, t));
   const info = new ResultArray(call.result(4, "s32", a.batch, []));
-  for (let b = 0; b < batchCount(a.batch); b++) {
+  for (let b = 0; b < elementCount(a.batch); b++) {
     const mat = readMatrix(a.lit, b, m, n);
     out.writeMatrix(b, mat);
     if (!mat.isFinite()) {
@@ -304,7 +304,7 @@ const sytrdTarget: Routine = (call) => {
   const e = new ResultArray(call.result(2, real, batch, [Math.max(n - 1, 0)]));
   const tau = new ResultArray(call.result(3, t, batch, [Math.max(n - 1, 0)]));
   const info = new ResultArray(call.result(4, "s32", batch, []));
-  for (let b = 0; b < batchCount(batch); b++) {
+  for (let b = 0; b < elementCount(batch); b++) {
     const r = sytrd(readMatrix(lit, b, n, n), lower);
     out.writeMatrix(b, r.a);
     d.write(b, r.d);
@@ -325,7 +325,7 @@ const gehrdTarget: Routine = (call) => {
   const out = new ResultArray(call.result(0, t, batch, [n, n]));
   const tau = new ResultArray(call.result(1, t, batch, [Math.max(n - 1, 0)]));
   const info = new ResultArray(call.result(2, "s32", batch, []));
-  for (let b = 0; b < batchCount(batch); b++) {
+  for (let b = 0; b < elementCount(batch); b++) {
     const mat = readMatrix(lit, b, n, n);
     const r = gehrd(mat, ilo, ihi);
     out.writeMatrix(b, mat);
@@ -348,7 +348,7 @@ const geesTarget: Routine = (call) => {
   const w = complex ? [new ResultArray(call.result(2, t, batch, [n]))] : [2, 3].map((i) => new ResultArray(call.result(i, t, batch, [n])));
   const sdim = new ResultArray(call.result(complex ? 3 : 4, "s32", batch, []));
   const info = new ResultArray(call.result(complex ? 4 : 5, "s32", batch, []));
-  for (let b = 0; b < batchCount(batch); b++) {
+  for (let b = 0; b < elementCount(batch); b++) {
     const mat = readMatrix(lit, b, n, n);
     const r = complex ? complexSchur(mat) : realSchur(mat);
     tOut.writeMatrix(b, r.t);
@@ -383,7 +383,7 @@ const geevTarget: Routine = (call) => {
   const vl = new ResultArray(call.result(first, vectorType, batch, [n, n]));
   const vr = new ResultArray(call.result(first + 1, vectorType, batch, [n, n]));
   const info = new ResultArray(call.result(first + 2, "s32", batch, []));
-  for (let b = 0; b < batchCount(batch); b++) {
+  for (let b = 0; b < elementCount(batch); b++) {
     const mat = readMatrix(lit, b, n, n);
     if (!mat.isFinite()) {
       info.write(b, [-4]);
@@ -436,7 +436,7 @@ const gpuGeevTarget: Routine = (call) => {
   const vectorResult = (i: number, wanted: boolean): ResultArray => new ResultArray(wanted ? call.result(i, t, batch, [n, n]) : call.anyResult(i, t));
   const vl = vectorResult(2, wantLeft), vr = vectorResult(3, wantRight);
   const info = new ResultArray(call.result(4, "s32", batch, []));
-  for (let b = 0; b < batchCount(batch); b++) {
+  for (let b = 0; b < elementCount(batch); b++) {
     const mat = readMatrix(lit, b, n, n);
     out.writeMatrix(b, mat);
     if (!mat.isFinite()) {
@@ -499,8 +499,8 @@ const luPivotsToPermutationTarget: Routine = (call) => {
   if (n < k) call.fail("result 0", `must have at least as many elements as the ${k} pivots, got ${n < 0 ? "a scalar" : n}`);
   const out = call.result(0, "s32", pivots.batch, [n]);
   const swaps = pivots.lit.data as Int32Array;
-  const perm = new Int32Array(batchCount(pivots.batch) * n);
-  for (let b = 0; b < batchCount(pivots.batch); b++) {
+  const perm = new Int32Array(elementCount(pivots.batch) * n);
+  for (let b = 0; b < elementCount(pivots.batch); b++) {
     const p = perm.subarray(b * n, (b + 1) * n);
     p.forEach((_, i) => (p[i] = i));
     for (let i = 0; i < k; i++) {

@@ -7,6 +7,7 @@ import { bitWidth, ELEMENT_TYPES, isFloat, isInteger, type ElementType } from ".
 import { arrayShape, shapeToString, type ArrayShape } from "../../types/shape.js";
 import { expectArray, expectOperandCount, shapeError, type ShapeRuleTable } from "./rule.js";
 import { checkDimensionList } from "./subcomputation.js";
+import { range } from "../../types/arrays.js";
 
 /**
  * The element type of a dot-like result: the operands' type (the wider one when both
@@ -83,7 +84,7 @@ export function checkDotDimensions(
   pairs("batch", dn.lhsBatchDimensions, dn.rhsBatchDimensions);
   pairs("contracting", dn.lhsContractingDimensions, dn.rhsContractingDimensions);
   const free = (rank: number, used: readonly number[]): number[] =>
-    Array.from({ length: rank }, (_, d) => d).filter((d) => !used.includes(d));
+    range(rank).filter((d) => !used.includes(d));
   const lhsFree = free(lhs.dimensions.length, [...dn.lhsBatchDimensions, ...dn.lhsContractingDimensions]);
   const rhsFree = free(rhs.dimensions.length, [...dn.rhsBatchDimensions, ...dn.rhsContractingDimensions, ...rhsExcluded]);
   const resultDims = [

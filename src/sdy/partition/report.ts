@@ -13,7 +13,7 @@ import { subcomputationsOf, type Computation, type Instruction } from "../../ir/
 import type { Opcode } from "../../ir/opcodes.js";
 import { byteSize, shapeToString, type Shape } from "../../types/shape.js";
 import type { PartitionedProgram } from "./partition.js";
-import { appendAll, maxOf } from "../../types/arrays.js";
+import { appendAll, maxOf, range } from "../../types/arrays.js";
 
 const COLLECTIVES: ReadonlySet<Opcode> = new Set<Opcode>(["allGather", "allReduce", "reduceScatter", "allToAll", "collectivePermute"]);
 
@@ -46,7 +46,7 @@ function shapeBytes(s: Shape): number {
 /** The group of each device (all devices in one group when the op lists none). */
 function groupOf(inst: Instruction, deviceCount: number): (device: number) => readonly number[] {
   const groups = (inst.attrs as { replicaGroups?: readonly (readonly number[])[] }).replicaGroups ?? [];
-  const all = Array.from({ length: deviceCount }, (_, d) => d);
+  const all = range(deviceCount);
   return (device) => groups.find((g) => g.includes(device)) ?? (groups.length === 0 ? all : [device]);
 }
 

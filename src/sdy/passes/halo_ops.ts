@@ -16,7 +16,7 @@ import {
   axisPlace, buildDataExchange, canUseHalo, dimExchangeInfo, haloDataExchange, linearIndex, manualShardCount, meshCoordinates, needsComm,
   padHighToShape, paddedDimSize, permute, shardCountOf, shiftPairs, sliceHighToShape, withoutAxesNamed, zeroConstant, type HaloContext,
 } from "./halo_exchange.js";
-import { appendAll } from "../../types/arrays.js";
+import { appendAll, range } from "../../types/arrays.js";
 
 export type HaloOutcome =
   | { readonly kind: "unchanged" }
@@ -125,7 +125,7 @@ export function haloSlice(f: InstructionFactory, ctx: HaloContext, inst: Instruc
 /** `mesh` with the order of its devices along each of `axes` reversed. */
 export function meshWithReversedAxes(mesh: Mesh, axes: readonly AxisRef[]): Mesh {
   const total = meshSize(mesh);
-  const ids = mesh.deviceIds ?? Array.from({ length: total }, (_, i) => i);
+  const ids = mesh.deviceIds ?? range(total);
   const deviceIds = Array.from({ length: total }, (_, i) => {
     const coords = meshCoordinates(i, mesh.axes);
     const next = [...coords];

@@ -9,13 +9,14 @@
 
 import type { Instruction } from "../../ir/computation.js";
 import type { InstructionFactory } from "../../ir/factory.js";
-import type { ArrayShape } from "../../types/shape.js";
+import { type ArrayShape, elementCount } from "../../types/shape.js";
 import { axisEquals, axisSize, fullAxis, meshAxisSize, subAxis, subAxisPreSize, totalAxesSize } from "../../sharding/axis.js";
 import type { AxisRef, Mesh, TensorSharding } from "../../sharding/model.js";
 import {
   canUseHalo, haloDataExchange, manualShardCount, padHighToShape, paddedDimSize, shardCountOf, sliceHighToShape, withoutAxesNamed, zeroConstant,
   type DataExchange, type DimExchange, type HaloContext,
 } from "./halo_exchange.js";
+import { range } from "../../types/arrays.js";
 
 /** A run of input dimensions [inStart, inLast) and output dimensions [outStart, outLast) with equal element counts (Shardy's ReshapeGroupInfo). */
 interface ReshapeGroup {
@@ -30,14 +31,12 @@ interface ReshapeGroup {
 
 const isPassthrough = (g: ReshapeGroup): boolean => g.inNontrivial <= 1 && g.outNontrivial <= 1;
 const isSplit = (g: ReshapeGroup): boolean => g.inNontrivial <= 1 && g.outNontrivial > 1;
-const range = (a: number, b: number): number[] => Array.from({ length: Math.max(0, b - a) }, (_, i) => a + i);
-const product = (dims: readonly number[], from: number, to: number): number => range(from, to).reduce((p, d) => p * dims[d]!, 1);
 
 function reshapeGroups(inDims: readonly number[], outDims: readonly number[]): ReshapeGroup[] {
   const groups: ReshapeGroup[] = [];
   let i = 0;
   let o = 0;
-  const nontrivial = (dims: readonly number[], a: number, b: number): number => range(a, b).filter((d) => dims[d] !== 1).length;
+  const nontrivial = (dims: readonly number[], a: number, b: number): number => range(b - a, a).filter((d) => dims[d] !== 1).length;
   while (i < inDims.length || o < outDims.length) {
     const inStart = i;
     const outStart = o;
@@ -71,7 +70,7 @@ function axisStrides(s: TensorSharding, dims: readonly number[], mesh: Mesh): Ax
     let preceding = total;
     for (let j = axes.length - 1; j >= 0; j--) {
       preceding /= axisSize(axes[j]!, mesh);
-      strides.push({ axis: axes[j]!, stride, prefixSize: product(dims, 0, d) * preceding, dimSize: dims[d]! });
+      strides.push({ axis: axes[j]!, stride, prefixSize: elementCount(dims.slice(0, d)) * preceding, dimSize: dims[d]! });
       stride *= axisSize(axes[j]!, mesh);
     }
     cumulative *= dims[d]!;
@@ -110,9 +109,9 @@ function splitGroupExchange(
 ): DimExchange {
   const activeDim = g.inLast - 1;
   const sOut = divisibleIn[activeDim]! / shardCount;
-  const groupOut = range(g.outStart, g.outLast);
+  const groupOut = range(g.outLast - g.outStart, g.outStart);
   const targetAxes = groupOut.flatMap((d) => outSharding.dimShardings[d]!.axes);
-  const strides = groupOut.map((_, k) => product(outDims, groupOut[k + 1] ?? g.outLast, g.outLast));
+  const strides = groupOut.map((_, k) => elementCount(outDims.slice(groupOut[k + 1] ?? g.outLast, g.outLast)));
   const dimSize = inDims[activeDim]!;
   const tile = Math.ceil(dimSize / shardCount);
   const count = (s: number): number => Math.max(0, Math.min(tile, dimSize - s * tile));
@@ -160,7 +159,7 @@ function reshapeExchange(
   const uneven = new Set<ReshapeGroup>();
   for (const g of groups) {
     const pad = (s: TensorSharding, dims: readonly number[], padded: number[], from: number, to: number): void => {
-      for (const d of range(from, to)) {
+      for (const d of range(to - from, from)) {
         const shards = shardCountOf(s, d, mesh);
         if (shards > 1 && dims[d]! % shards !== 0) {
           uneven.add(g);
@@ -171,8 +170,8 @@ function reshapeExchange(
     pad(inSharding, inDims, paddedIn, g.inStart, g.inLast);
     pad(outSharding, outDims, paddedOut, g.outStart, g.outLast);
     if (!uneven.has(g)) continue;
-    for (const d of range(g.inStart, g.inLast)) for (const a of inSharding.dimShardings[d]!.axes) manualAxes.add(a.name);
-    for (const d of range(g.outStart, g.outLast)) for (const a of outSharding.dimShardings[d]!.axes) manualAxes.add(a.name);
+    for (const d of range(g.inLast - g.inStart, g.inStart)) for (const a of inSharding.dimShardings[d]!.axes) manualAxes.add(a.name);
+    for (const d of range(g.outLast - g.outStart, g.outStart)) for (const a of outSharding.dimShardings[d]!.axes) manualAxes.add(a.name);
   }
   const active = groups.filter((g) => !isPassthrough(g) && uneven.has(g));
   if (active.length === 0) return undefined;
@@ -181,7 +180,7 @@ function reshapeExchange(
     const inSize = inDims[g.inStart]!;
     const outSize = outDims[g.outStart]!;
     if (inSize % outSize !== 0 && outSize % inSize !== 0) return undefined;
-    if (product(paddedIn, g.inStart, g.inLast) !== product(paddedOut, g.outStart, g.outLast)) return undefined;
+    if (elementCount(paddedIn.slice(g.inStart, g.inLast)) !== elementCount(paddedOut.slice(g.outStart, g.outLast))) return undefined;
   }
   const info: DataExchange = { divisibleInputShape: paddedIn, manualAxes, dimExchanges: [] };
   let next = 0;

@@ -18,7 +18,7 @@ import { Literal, type Scalar } from "../../types/literal.js";
 import { arrayShape, shapeToString, type ArrayShape } from "../../types/shape.js";
 import { toInts } from "./attr_read.js";
 import type { LowerContext } from "./import_ops.js";
-import { maxOf } from "../../types/arrays.js";
+import { maxOf, range } from "../../types/arrays.js";
 
 type BinaryTarget =
   | "add" | "atan2" | "complex" | "divide" | "maximum" | "minimum" | "multiply" | "nextAfter" | "polygamma" | "power"
@@ -97,7 +97,7 @@ function broadcastOperands(ctx: LowerContext, count: number): Instruction[] {
   const explicit = attr === undefined ? undefined : toInts(attr) ?? ctx.fail("broadcast_dimensions must be a list of integers");
   const maps = shapes.map((s, i) => {
     const r = s.dimensions.length;
-    if (r === rank) return Array.from({ length: r }, (_, d) => d);
+    if (r === rank) return range(r);
     if (explicit === undefined) return Array.from({ length: r }, (_, d) => rank - r + d);
     if (explicit.length !== r) {
       return ctx.fail(`broadcast_dimensions has ${explicit.length} entries, but operand ${i} (${shapeToString(s)}) has rank ${r}`);

@@ -21,13 +21,12 @@ import { dumpGpuProgram } from "../../../src/compiler/webgpu/executable.js";
 import { choleskyBackwardBound, complexCholeskyBackwardBound, triangularSolveBackwardBound } from "../../../src/compiler/webgpu/linalg_wgsl.js";
 import { XlaBuilder, parameter, cholesky, parseStableHlo, triangularSolve, tuple } from "../../../src/index.js";
 import { Literal } from "../../../src/types/literal.js";
-import { arrayShape } from "../../../src/types/shape.js";
+import { arrayShape, elementCount } from "../../../src/types/shape.js";
 
 const skip = webgpuSkip;
 after(() => releaseGpu());
 
 
-const product = (xs: readonly number[]): number => xs.reduce((p, x) => p * x, 1);
 
 
 // ---- Cholesky
@@ -103,7 +102,7 @@ test("Cholesky, lower and upper: within the stated bounds of the float64 factor,
   ];
   for (const { dims, seed } of cases) {
     const n = dims.at(-1)!;
-    const batch = product(dims.slice(0, -2));
+    const batch = elementCount(dims.slice(0, -2));
     const b = new XlaBuilder(`cholesky_${dims.join("x")}`);
     const shape = arrayShape("f32", dims);
     const c = b.build(tuple(b, [cholesky(parameter(b, 0, shape, "lo"), true), cholesky(parameter(b, 1, shape, "up"), false)]));
@@ -215,11 +214,11 @@ function checkSolve(a: readonly number[], b: readonly number[], got: readonly nu
 async function checkSolves(aDims: readonly number[], bDims: readonly number[], flags: readonly Flags[], seed: number): Promise<string> {
   const rank = bDims.length;
   const n = aDims[rank - 1]!, rows = bDims[rank - 2]!, cols = bDims[rank - 1]!;
-  const batch = product(bDims.slice(0, -2));
+  const batch = elementCount(bDims.slice(0, -2));
   const kinds = [[true, false], [true, true], [false, false], [false, true]] as const;
   const as = kinds.map(([lower, unit], k) => triangularBatch(batch, n, lower, unit, seed + k));
   const r = randoms(seed + 10);
-  const bValues = Array.from({ length: product(bDims) }, () => Math.fround(r()));
+  const bValues = Array.from({ length: elementCount(bDims) }, () => Math.fround(r()));
   const builder = new XlaBuilder(`triangular_solve_${bDims.join("x")}`);
   const aParams = kinds.map((_, k) => parameter(builder, k, arrayShape("f32", aDims), `a${k}`));
   const bParam = parameter(builder, kinds.length, arrayShape("f32", bDims), "b");

@@ -12,12 +12,12 @@
 // factored again with the interpreter's complex arithmetic (linalg_common.ts).
 
 import type { Instruction } from "../../../ir/computation.js";
-import type { ArrayShape } from "../../../types/shape.js";
+import { type ArrayShape, elementCount } from "../../../types/shape.js";
 import { ModuleBuilder, type FunctionBuilder } from "../encoder.js";
 import type { WasmKernel, WasmTarget } from "../kernel.js";
 import type { Declined } from "../../kernel/declined.js";
 import { forRange } from "../loops.js";
-import { product, storageBytes } from "./common.js";
+import { storageBytes } from "./common.js";
 import { isZeroOrNonFinite, loadAsF64, realFloatOnly, storeF64As } from "./linalg_common.js";
 
 /** f64x2 accumulators sharing one load of l_jk. */
@@ -41,14 +41,14 @@ export function emitCholeskyKernel(inst: Instruction<"cholesky">, target: WasmTa
   const lower = inst.attrs.lower;
   const rank = a.dimensions.length;
   const n = a.dimensions[rank - 1]!;
-  const batch = product(a.dimensions.slice(0, -2));
+  const batch = elementCount(a.dimensions.slice(0, -2));
   const es = storageBytes(t);
   // Rows of LT: n doubles, one more for the second lane of the last pair, even.
   const p = 2 * Math.ceil((n + 1) / 2);
   const row = p * 8;
   const table = n * row;
   if (2 * table > MAX_SCRATCH) return { declined: `cholesky: ${n}x${n} needs more scratch than the compiled routine takes (${MAX_SCRATCH} bytes)` };
-  if (product(a.dimensions) * es >= 2 ** 31) return { declined: "cholesky: too large for 32-bit offsets" };
+  if (elementCount(a.dimensions) * es >= 2 ** 31) return { declined: "cholesky: too large for 32-bit offsets" };
   // LT[j][i] = entry (i, j) of the Hermitian matrix for i >= j, from the triangle given.
   const entryRowStride = lower ? es : n * es;
   const entryColStride = lower ? n * es : es;

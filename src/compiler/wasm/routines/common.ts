@@ -6,7 +6,7 @@
 import { binaryReducerOpcode, type Computation, type Instruction } from "../../../ir/computation.js";
 import type { FastReduction } from "../../../interpreter/device_interfaces.js";
 import type { ElementType } from "../../../types/element_type.js";
-import type { ArrayShape } from "../../../types/shape.js";
+import { elementCount, type ArrayShape } from "../../../types/shape.js";
 import type { FunctionBuilder } from "../encoder.js";
 import { computeType, type Compute } from "../wasm_types.js";
 
@@ -22,9 +22,6 @@ const REDUCERS: ReadonlySet<string> = new Set<BinaryReducer>(["add", "multiply",
 const ARITHMETIC_TYPES: ReadonlySet<ElementType> = new Set<ElementType>(["f32", "f64", "s32", "u32", "s64", "u64"]);
 
 export const isArithmeticType = (t: ElementType): boolean => ARITHMETIC_TYPES.has(t);
-
-export const product = (ds: readonly number[]): number => ds.reduce((p, d) => p * d, 1);
-
 
 export function arrayShapeOf(inst: Instruction): ArrayShape | undefined {
   return inst.shape.kind === "array" ? inst.shape : undefined;
@@ -137,7 +134,7 @@ export function forEachElement(
 
 /** Rows of an array as forEachElement counts them. */
 export function rowCount(dims: readonly number[]): number {
-  return dims.length === 0 ? 1 : product(dims.slice(0, -1));
+  return dims.length === 0 ? 1 : elementCount(dims.slice(0, -1));
 }
 
 /**

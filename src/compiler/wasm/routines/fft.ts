@@ -17,12 +17,12 @@
 
 import type { Instruction } from "../../../ir/computation.js";
 import type { ElementType } from "../../../types/element_type.js";
-import type { ArrayShape } from "../../../types/shape.js";
+import { type ArrayShape, elementCount } from "../../../types/shape.js";
 import { ModuleBuilder } from "../encoder.js";
 import type { WasmKernel, WasmTarget } from "../kernel.js";
 import type { Declined } from "../../kernel/declined.js";
 import { forRange } from "../loops.js";
-import { product } from "./common.js";
+
 import { ELEMENT, FftPlanEmitter, FftTables, planNeeds, type FftLayout } from "./fft_plans.js";
 import { maxOf } from "../../../types/arrays.js";
 
@@ -95,16 +95,16 @@ export function emitFftKernel(inst: Instruction<"fft">, target: WasmTarget): Was
   const { fftType, fftLength: lengths } = inst.attrs;
   const k = lengths.length;
   const rank = operand.dimensions.length;
-  const batch = product(operand.dimensions.slice(0, rank - k));
+  const batch = elementCount(operand.dimensions.slice(0, rank - k));
   const inDims = operand.dimensions.slice(rank - k);
   const outDims = result.dimensions.slice(rank - k);
-  const empty = product(operand.dimensions) === 0 || product(result.dimensions) === 0;
-  if (Math.max(product(operand.dimensions) * bytesOf(inFormat), product(result.dimensions) * bytesOf(outFormat)) >= 2 ** 31) {
+  const empty = elementCount(operand.dimensions) === 0 || elementCount(result.dimensions) === 0;
+  if (Math.max(elementCount(operand.dimensions) * bytesOf(inFormat), elementCount(result.dimensions) * bytesOf(outFormat)) >= 2 ** 31) {
     return { declined: "fft: too large for 32-bit offsets" };
   }
   const passes = empty ? [] : passesOf(fftType, lengths);
-  const inBytes = product(inDims) * bytesOf(inFormat);
-  const outBytes = product(outDims) * bytesOf(outFormat);
+  const inBytes = elementCount(inDims) * bytesOf(inFormat);
+  const outBytes = elementCount(outDims) * bytesOf(outFormat);
 
   // Scratch: line buffers, Bluestein's and the odd radix's buffers, the work array, then the tables.
   const needs = planNeeds(passes.map((p) => p.n));
@@ -124,7 +124,7 @@ export function emitFftKernel(inst: Instruction<"fft">, target: WasmTarget): Was
   const workDims = fftType === "FFT" || fftType === "IFFT" ? lengths : fftType === "RFFT" ? outDims : inDims;
   // A c128 result holds doubles in the work array's layout: then the passes work in place there.
   const workInResult = k > 1 && result.elementType === "c128" && fftType !== "IRFFT";
-  const work = take(k > 1 && !workInResult ? product(workDims) * bytesOf(WORK) : 0);
+  const work = take(k > 1 && !workInResult ? elementCount(workDims) * bytesOf(WORK) : 0);
   const layout: FftLayout = { bluestein, oddX, oddSums, oddDifferences, tables: size };
 
   const module = new ModuleBuilder().importMemory(target);
@@ -141,7 +141,7 @@ export function emitFftKernel(inst: Instruction<"fft">, target: WasmTarget): Was
     if (segment !== undefined) f.localGet(scratch).i32Const(layout.tables).i32Add().i32Const(0).i32Const(tables.byteLength).memoryInit(segment);
     /** Calls the pass's pair function on lines l0 and l1 of the given source and destination. */
     const callPair = (p: Pass, i: number, srcBase: number, dstBase: number): void => {
-      const after = product(p.srcDims.slice(p.axis + 1));
+      const after = elementCount(p.srcDims.slice(p.axis + 1));
       const line = (base: number, dims: readonly number[], fmt: Format, l: number): void => {
         // ((l / after) · dims[axis] · after + l % after) · element bytes
         f.localGet(base).localGet(l).i32Const(after).i32DivU().i32Const(dims[p.axis]! * after).i32Mul();
@@ -174,7 +174,7 @@ export function emitFftKernel(inst: Instruction<"fft">, target: WasmTarget): Was
         f.localGet(dst).localGet(unit).i32Const(outBytes).i32Mul().i32Add().localSet(dstE);
         if (workInResult) f.localGet(dstE).localSet(workAt);
         passes.forEach((p, i) => {
-          const lines = product(p.srcDims) / p.srcDims[p.axis]!;
+          const lines = elementCount(p.srcDims) / p.srcDims[p.axis]!;
           forRange(f, u, 0, Math.ceil(lines / 2), 1, () => {
             f.localGet(u).i32Const(2).i32Mul().localSet(l0);
             secondLine(lines);
@@ -192,7 +192,7 @@ export function emitFftKernel(inst: Instruction<"fft">, target: WasmTarget): Was
     resultCount: 1,
     scratchBytes: Math.max(64, size + tables.byteLength),
     parallelExtent: empty ? 0 : k === 1 ? Math.ceil(batch / 2) : batch,
-    costPerUnit: passes.reduce((c, p) => c + (k === 1 ? 1 : product(p.srcDims) / p.srcDims[p.axis]! / 2) * lineCost(p.n), 0),
+    costPerUnit: passes.reduce((c, p) => c + (k === 1 ? 1 : elementCount(p.srcDims) / p.srcDims[p.axis]! / 2) * lineCost(p.n), 0),
   };
 }
 
@@ -206,8 +206,8 @@ function emitPair(
 ): number {
   const srcFmt = p.src === "operand" ? inFormat : WORK;
   const dstFmt = p.dst === "result" ? outFormat : WORK;
-  const srcStride = product(p.srcDims.slice(p.axis + 1)) * bytesOf(srcFmt);
-  const dstStride = product(p.dstDims.slice(p.axis + 1)) * bytesOf(dstFmt);
+  const srcStride = elementCount(p.srcDims.slice(p.axis + 1)) * bytesOf(srcFmt);
+  const dstStride = elementCount(p.dstDims.slice(p.axis + 1)) * bytesOf(dstFmt);
   const width = p.hermitian ? p.srcDims[p.axis]! : p.n;
   const outWidth = p.dstDims[p.axis]!;
   const scale = p.inverse && p.n > 1;

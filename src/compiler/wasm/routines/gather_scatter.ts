@@ -18,16 +18,17 @@
 import type { Instruction } from "../../../ir/computation.js";
 import { complementDims } from "../../../ir/shape/dim_checks.js";
 import type { ElementType } from "../../../types/element_type.js";
-import type { ArrayShape } from "../../../types/shape.js";
+import { type ArrayShape, elementCount } from "../../../types/shape.js";
 import { ModuleBuilder, type FunctionBuilder } from "../encoder.js";
 import type { WasmKernel, WasmTarget } from "../kernel.js";
 import type { Declined } from "../../kernel/declined.js";
 import { computeType } from "../wasm_types.js";
 import {
   binaryReducerOf, emitBinary, emitCopyElement, emitLoadClampedIndex, forEachElement, isArithmeticType, isIndexType,
-  loadIndexI32, loadScalar, product, rowCount, storageBytes, storeScalar, type BinaryReducer,
+  loadIndexI32, loadScalar, rowCount, storageBytes, storeScalar, type BinaryReducer,
 } from "./common.js";
 import { rowMajorStrides } from "../../../types/index_util.js";
+import { range } from "../../../types/arrays.js";
 
 /** Largest element count (and index magnitude) the 32-bit address arithmetic here allows. */
 const LIMIT = 2 ** 30;
@@ -70,7 +71,7 @@ export function emitGatherKernel(inst: Instruction<"gather">, target: WasmTarget
   const opDims = operand.dimensions;
   const outDims = inst.shape.dimensions;
   if (sliceSizes.some((s, d) => s > opDims[d]!)) return { declined: "gather: a slice size exceeds its operand dimension" };
-  if ([product(opDims), product(outDims), product(indices.dimensions)].some((n) => n * 8 >= LIMIT * 2)) return { declined: "gather: too large for 32-bit offsets" };
+  if ([elementCount(opDims), elementCount(outDims), elementCount(indices.dimensions)].some((n) => n * 8 >= LIMIT * 2)) return { declined: "gather: too large for 32-bit offsets" };
   const r = opDims.length;
   const outRank = outDims.length;
   const outBatchDims = complementDims(outRank, dn.offsetDims);
@@ -116,7 +117,7 @@ export function emitGatherKernel(inst: Instruction<"gather">, target: WasmTarget
       if (startPerRow) emitStart(coords);
     }, (coords) => {
       if (!startPerRow) emitStart(coords);
-      emitAffine(f, src, start, coords, opCoef, rowCopy ? Array.from({ length: lastDim }, (_, d) => d) : undefined);
+      emitAffine(f, src, start, coords, opCoef, rowCopy ? range(lastDim) : undefined);
       if (rowCopy) {
         f.localGet(outPtr).localGet(src).i32Const(last * es).memoryCopy();
         f.localGet(outPtr).i32Const(last * es).i32Add().localSet(outPtr);
@@ -159,7 +160,7 @@ export function emitScatterKernel(inst: Instruction<"scatter">, target: WasmTarg
   const dn = inst.attrs.dimensionNumbers;
   const inDims = input.dimensions;
   const updDims = updates.dimensions;
-  if ([product(inDims), product(updDims), product(indices.dimensions)].some((n) => n * 8 >= LIMIT * 2) || inDims.some((d) => d >= LIMIT)) {
+  if ([elementCount(inDims), elementCount(updDims), elementCount(indices.dimensions)].some((n) => n * 8 >= LIMIT * 2) || inDims.some((d) => d >= LIMIT)) {
     return { declined: "scatter: too large for 32-bit offsets" };
   }
   const r = inDims.length;
@@ -254,6 +255,6 @@ export function emitScatterKernel(inst: Instruction<"scatter">, target: WasmTarg
     resultCount: 1,
     scratchBytes: 0,
     parallelExtent: rows0,
-    costPerUnit: (product(inDims) * es + product(updDims) * (es * 2 + 8)) / rows0,
+    costPerUnit: (elementCount(inDims) * es + elementCount(updDims) * (es * 2 + 8)) / rows0,
   };
 }

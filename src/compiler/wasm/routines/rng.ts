@@ -6,11 +6,11 @@
 
 import type { Instruction } from "../../../ir/computation.js";
 import { ELEMENT_TYPES } from "../../../types/element_type.js";
-import type { ArrayShape } from "../../../types/shape.js";
+import { type ArrayShape, elementCount } from "../../../types/shape.js";
 import { ModuleBuilder, type FunctionBuilder } from "../encoder.js";
 import type { WasmKernel, WasmTarget } from "../kernel.js";
 import type { Declined } from "../../kernel/declined.js";
-import { product } from "./common.js";
+
 import { rowMajorStrides } from "../../../types/index_util.js";
 
 const PHILOX_M0 = 0xd2511f53;
@@ -77,7 +77,7 @@ export function emitRngBitGeneratorKernel(inst: Instruction<"rngBitGenerator">, 
   const bytes = width / 8;
   const wide = width === 64;
   const dims = shape.dimensions;
-  const count = product(dims);
+  const count = elementCount(dims);
   if (count * bytes >= 2 ** 31) return { declined: "rngBitGenerator: too large for 32-bit offsets" };
   // Blocks and where their words go.
   let blocks: number;
@@ -91,7 +91,7 @@ export function emitRngBitGeneratorKernel(inst: Instruction<"rngBitGenerator">, 
     split = dims.findIndex((d) => d % 2 === 0);
     if (split < 0) split = dims.reduce((best, d, i) => (d > dims[best]! ? i : best), 0);
     halfDims = dims.map((d, i) => (i === split ? Math.ceil(d / 2) : d));
-    blocks = product(halfDims);
+    blocks = elementCount(halfDims);
   }
   const strides = rowMajorStrides(dims).map((s) => s * bytes);
 

@@ -14,11 +14,11 @@
 
 import type { Instruction } from "../../../ir/computation.js";
 import type { ElementType } from "../../../types/element_type.js";
-import type { ArrayShape } from "../../../types/shape.js";
+import { type ArrayShape, elementCount } from "../../../types/shape.js";
 import { ModuleBuilder, type FunctionBuilder } from "../encoder.js";
 import type { WasmKernel, WasmTarget } from "../kernel.js";
 import type { Declined } from "../../kernel/declined.js";
-import { emitCopyElement, loadScalar, product, storageBytes } from "./common.js";
+import { emitCopyElement, loadScalar, storageBytes } from "./common.js";
 import { rowMajorStrides } from "../../../types/index_util.js";
 
 /** Integer key types (held as i32 or i64, normalized as loadScalar leaves them). */
@@ -69,7 +69,7 @@ export function emitSortKernel(inst: Instruction<"sort">, target: WasmTarget): W
   const dims = arrays[0]!.dimensions;
   const dim = inst.attrs.dimension;
   const n = dims[dim]!;
-  if (product(dims) * 8 >= 2 ** 31) return { declined: "sort: too large for 32-bit offsets" };
+  if (elementCount(dims) * 8 >= 2 ** 31) return { declined: "sort: too large for 32-bit offsets" };
   const kt = types[key.operand]!;
   const wide = storageBytes(kt) === 8;
   // f32 compares read the stored bits as f32 (bf16 keys were widened to f32 bits).
@@ -79,7 +79,7 @@ export function emitSortKernel(inst: Instruction<"sort">, target: WasmTarget): W
   const strides = rowMajorStrides(dims);
   const outerStrides = strides.filter((_, d) => d !== dim);
   const laneStride = strides[dim]!;
-  const lanes = product(outer);
+  const lanes = elementCount(outer);
   // Scratch: keys A and B, positions A and B.
   const keyBytes = Math.ceil((n * kb) / 64) * 64;
   const posBytes = Math.ceil((n * 4) / 64) * 64;

@@ -38,12 +38,12 @@
 // on the interpreter's kernel.
 
 import type { Instruction } from "../../../ir/computation.js";
-import type { ArrayShape } from "../../../types/shape.js";
+import { type ArrayShape, elementCount } from "../../../types/shape.js";
 import { ModuleBuilder, type FunctionBuilder } from "../encoder.js";
 import type { WasmKernel, WasmTarget } from "../kernel.js";
 import type { Declined } from "../../kernel/declined.js";
 import { forRange } from "../loops.js";
-import { product, storageBytes } from "./common.js";
+import { storageBytes } from "./common.js";
 
 /** Right-hand sides in one unit of work (scratch columns). */
 const BLOCK = 128;
@@ -69,10 +69,10 @@ export function emitTriangularSolveKernel(inst: Instruction<"triangularSolve">, 
   const { leftSide, lower, unitDiagonal, transposeA } = inst.attrs;
   const rank = a.dimensions.length;
   const n = a.dimensions[rank - 1]!;
-  const batch = product(a.dimensions.slice(0, -2));
+  const batch = elementCount(a.dimensions.slice(0, -2));
   const cols = leftSide ? b.dimensions[rank - 1]! : b.dimensions[rank - 2]!;
   const es = storageBytes(t);
-  if (Math.max(product(a.dimensions), product(b.dimensions)) * es >= 2 ** 31) return { declined: "triangularSolve: too large for 32-bit offsets" };
+  if (Math.max(elementCount(a.dimensions), elementCount(b.dimensions)) * es >= 2 ** 31) return { declined: "triangularSolve: too large for 32-bit offsets" };
   const transposed = transposeA !== "NO_TRANSPOSE";
   // M = A, or A^T; M is lower triangular when solveLower.
   const direct = leftSide !== transposed;
@@ -88,7 +88,7 @@ export function emitTriangularSolveKernel(inst: Instruction<"triangularSolve">, 
   const blockCount = Math.ceil(n / Math.max(bs, 1));
   // No elements: nothing to do (blocks 0).
   const block = Math.max(2, Math.min(BLOCK, 2 * Math.ceil(cols / 2)));
-  const blocks = product(b.dimensions) === 0 ? 0 : Math.ceil(cols / block);
+  const blocks = elementCount(b.dimensions) === 0 ? 0 : Math.ceil(cols / block);
   const wRow = block * 8;
   const align = (bytes: number): number => Math.ceil(bytes / 16) * 16;
   // Scratch: W (the right-hand sides, then x), R (a block's remainders), T (one row),

@@ -21,13 +21,13 @@
 import type { Instruction } from "../../../ir/computation.js";
 import type { WindowDimension } from "../../../ir/attributes.js";
 import type { ElementType } from "../../../types/element_type.js";
-import type { ArrayShape } from "../../../types/shape.js";
+import { type ArrayShape, elementCount } from "../../../types/shape.js";
 import { ModuleBuilder, type FunctionBuilder } from "../encoder.js";
 import type { WasmKernel, WasmTarget } from "../kernel.js";
 import type { Declined } from "../../kernel/declined.js";
 import { computeType } from "../wasm_types.js";
 import {
-  type BinaryReducer, binaryReducerOf, comparisonOf, emitBinary, emitCompare, forEachElement, isArithmeticType, loadScalar, product, rowCount,
+  type BinaryReducer, binaryReducerOf, comparisonOf, emitBinary, emitCompare, forEachElement, isArithmeticType, loadScalar, rowCount,
   storageBytes, storeScalar,
 } from "./common.js";
 import { rowMajorStrides } from "../../../types/index_util.js";
@@ -131,7 +131,7 @@ function checkWindow(window: readonly WindowDimension[], baseDims: readonly numb
     const reach = Math.abs(w.paddingLow) + (w.size + 1) * w.windowDilation + w.stride;
     if (reach > 2 ** 28) return "window too large for 32-bit index arithmetic";
   }
-  if (product(baseDims) * 8 >= 2 ** 31) return "base too large for 32-bit offsets";
+  if (elementCount(baseDims) * 8 >= 2 ** 31) return "base too large for 32-bit offsets";
   return undefined;
 }
 
@@ -237,7 +237,7 @@ export function emitReduceWindowKernel(inst: Instruction<"reduceWindow">, target
   const es = storageBytes(t);
   const ct = computeType(t);
   const last = outDims.length === 0 ? 1 : outDims[outDims.length - 1]!;
-  const windowSize = product(window.map((w) => w.size));
+  const windowSize = elementCount(window.map((w) => w.size));
 
   const lastWindow = window[window.length - 1];
   const channels = lastWindow !== undefined && isTrivial(lastWindow) && target.simd && windowSize > 0 && (!t.endsWith("64") || t === "f64" || op === "add" || op === "multiply") && last >= 16 / es;
@@ -309,9 +309,9 @@ export function emitSelectAndScatterKernel(inst: Instruction<"selectAndScatter">
   // Leading dimensions with a trivial window: source and result rows correspond one to one.
   let split = 0;
   while (split < window.length - 1 && isTrivial(window[split]!)) split++;
-  const parallelExtent = product(srcDims.slice(0, split));
-  const srcPerUnit = product(srcDims.slice(split));
-  const resultPerUnit = product(baseDims.slice(split));
+  const parallelExtent = elementCount(srcDims.slice(0, split));
+  const srcPerUnit = elementCount(srcDims.slice(split));
+  const resultPerUnit = elementCount(baseDims.slice(split));
   const innerSrcDims = srcDims.slice(split);
   const innerBaseDims = baseDims.slice(split);
   const innerWindow = window.slice(split);
@@ -456,6 +456,6 @@ export function emitSelectAndScatterKernel(inst: Instruction<"selectAndScatter">
     resultCount: 1,
     scratchBytes: 0,
     parallelExtent,
-    costPerUnit: srcPerUnit * Math.max(product(innerWindow.map((w) => w.size)), 1) * 4 + resultPerUnit,
+    costPerUnit: srcPerUnit * Math.max(elementCount(innerWindow.map((w) => w.size)), 1) * 4 + resultPerUnit,
   };
 }

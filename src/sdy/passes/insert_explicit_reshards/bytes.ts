@@ -19,6 +19,7 @@ import type { Mesh, NamedMesh, TensorSharding } from "../../../sharding/model.js
 import { getSharding } from "../../propagation/graph.js";
 import { IrGraph } from "../../propagation/ir_graph.js";
 import { resolveMesh } from "../../../sharding/sharding.js";
+import { range } from "../../../types/arrays.js";
 
 export interface ReshardBytes {
   /** Bytes received, summed over every device. */
@@ -31,7 +32,7 @@ export interface ReshardBytes {
 
 /** The devices of a mesh by id (iota when it lists none). */
 function deviceIds(mesh: Mesh): number[] {
-  return mesh.deviceIds !== undefined ? [...mesh.deviceIds] : Array.from({ length: meshSize(mesh) }, (_, i) => i);
+  return mesh.deviceIds !== undefined ? [...mesh.deviceIds] : range(meshSize(mesh));
 }
 
 type Box = readonly (readonly [number, number])[];
