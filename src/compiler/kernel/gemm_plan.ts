@@ -275,6 +275,7 @@ export function gemmTiling(spec: GemmSpec, target: GemmTarget): GemmTiling {
   // 240 columns (kc 256, panels of 48) ran the MLP's and the prefill's products 0-4% faster
   // than 480 at one thread and the MLP 8-10% faster at two (a chunk of 64 x 1024's B under
   // 1 MiB, which a split call may cut: gemmBalance), docs/benchmarks_history.md, "The 8x48 tile, session 47".
+  // (An altTile narrowed to fewer columns than its panel has one block of columns either way.)
   const blockBytes = tile === target.altTile ? l2BlockBytes(caches) / 2 : l2BlockBytes(caches);
   const nc = roundUp(Math.min(Math.max(spec.n, 1), Math.max(nr, Math.floor(blockBytes / (kc * es * nr)) * nr)), nr);
   const mc = mr * Math.max(1, Math.min(Math.ceil(spec.m / mr), Math.floor(l2ABlockBytes(caches) / (kc * es * mr))));
@@ -287,7 +288,10 @@ export function gemmTiling(spec: GemmSpec, target: GemmTarget): GemmTiling {
  * since a last part of a panel is computed for its vectors only). On avx512 the 8 x 48
  * tile ran 0-7% faster than 14 x 32 on whole tiles, and 64 and 128 rows are whole tiles
  * of 8 where 14 leaves a tail of 8 or 2 rows (docs/benchmarks_history.md, "The 8x48 tile,
- * session 47"); 14, 28 or 42 rows keep 14 x 32, and f64 products.
+ * session 47"); 14, 28 or 42 rows keep 14 x 32, and f64 products. An altTile wider than n
+ * takes the vectors n needs only (the MLP's 64 x 1024 x 10: 8 x 16): the same sums, and a
+ * pre-packed B with every line used; the routine alone 1-2% faster hot and 13-15% cold
+ * (docs/benchmarks.md, "The MLP at one thread, session 55").
  */
 export function gemmTile(spec: GemmSpec, target: GemmTarget): { readonly rows: number; readonly vectors: number } {
   const first = { rows: target.tileRows, vectors: target.tileVectors };
@@ -295,7 +299,10 @@ export function gemmTile(spec: GemmSpec, target: GemmTarget): { readonly rows: n
   // f32 only: the tiles were measured on f32 (f64 keeps the first, unmeasured either way).
   if (alt === undefined || target.blocking !== "l2-blocks" || spec.elementType !== "f32") return first;
   const padded = (rows: number): number => Math.ceil(Math.max(spec.m, 1) / rows) * rows;
-  return padded(first.rows) < padded(alt.rows) ? first : alt;
+  if (padded(first.rows) < padded(alt.rows)) return first;
+  // Fewer columns than its panel: the vectors they need only (a pre-packed B of k x 16 floats, not k x 48 with 10 used).
+  const vectors = Math.ceil(Math.max(spec.n, 1) / vectorLanes(target, spec.elementType));
+  return vectors < alt.vectors ? { rows: alt.rows, vectors } : alt;
 }
 
 /** Parallel units a kernel should offer at least (when its shape allows), for up to 16 threads. */

@@ -138,6 +138,46 @@ test("native gemm: avx512's 8 x 48 tile, its tails of rows and of columns, equal
   });
 });
 
+test("native gemm: avx512's 8-row tile narrowed to a product's columns under one panel (the MLP's 10 outputs) equals the 8 x 48 tile's products bit for bit", { skip }, () => {
+  // gemmTile takes the vectors n needs where n is under the 8 x 48 tile's panel: 1 for n <= 16,
+  // 2 for n <= 32, so that a pre-packed B is k x 16 (or 32) floats. Same sums as the 8 x 48
+  // tile (k in order, blocks of kc 256 added in order), so the same bits: rows 5..17 (a last
+  // tile of 1 to 7 rows), n 1, 10, 16, 20 and 32, k within a block and across two, A row-major
+  // (read in place) and stored [k][m], B packed by the call and pre-packed.
+  if (!runnableFamilies(nativeCpu()).some((f) => f.name === "avx512")) return;
+  const family = familyByName("avx512");
+  const cases: { spec: GemmSpec; a: Float32Array; b: Float32Array; kernels: NativeKernel[] }[] = [];
+  let i = 0;
+  for (let m = 5; m <= 17; m++) {
+    for (const [n, k] of [[10, 300], [1, 64], [16, 37], [20, 260], [32, 9]] as const) {
+      const spec: GemmSpec = { elementType: "f32", batch: 1, m, n, k, lhsTransposed: m % 3 === 0 };
+      // (9 to 14 rows take the 14 x 32 tile, which pads fewer rows.)
+      const eightRows = Math.ceil(m / 14) * 14 >= Math.ceil(m / 8) * 8;
+      assert.equal(planGemm(spec, family.target).tiling.nrVectors, eightRows ? Math.ceil(n / 16) : 2, `${m}x${n}: the tile's vectors`);
+      const constantB = (m + n) % 2 === 0;
+      // The 8 x 48 tile's blocks of k as the first tile's on the measured caches (familyByName's): kc 256.
+      const kernels = [{}, { mr: 8, nrVectors: 3, kc: Math.min(k, 256), nc: 240, mc: 192 }].map((tiling) => {
+        const kernel = emitGemmC(spec, nativeCpu(), `g_narrow_${i++}`, family, constantB, tiling);
+        if ("declined" in kernel) throw new Error(kernel.declined);
+        return kernel;
+      });
+      cases.push({ spec, a: new Float32Array(m * k).map(() => random() * 2 - 1), b: new Float32Array(k * n).map(() => random() * 2 - 1), kernels });
+    }
+  }
+  const results = runNativeCases(cases.flatMap(({ spec, a, b, kernels }) => kernels.map((kernel): NativeCase => ({
+    kernel, operands: [a, kernel.packedOperand === undefined ? b : packB(b, kernel.packedOperand.layout)], resultBytes: [spec.m * spec.n * 4],
+  }))), "native gemm narrowed tile");
+  cases.forEach(({ spec, kernels }, c) => {
+    const name = `${kernels[0]!.name} (${spec.m} rows)`;
+    assert.deepEqual(new Uint32Array(results[2 * c]![0]!.slice().buffer), new Uint32Array(results[2 * c + 1]![0]!.slice().buffer), `${name}: the narrowed tile and 8 x 48 differ`);
+  });
+  // The MLP's last product: its pre-packed B 1024 x 16 floats, one vector a row.
+  const mlp = emitGemmC({ elementType: "f32", batch: 1, m: 64, n: 10, k: 1024 }, nativeCpu(), "g_mlp10", family, true);
+  if ("declined" in mlp) throw new Error(mlp.declined);
+  assert.equal(mlp.packedOperand?.layout.nr, 16);
+  assert.ok(mlp.c.source.includes(" b0 = ") && !mlp.c.source.includes(" b1 = "), "one vector of B a step");
+});
+
 test("native gemm: avx2 prefetches B, avx512 the next panel of a pre-packed f32 B read by one block of rows of enough tiles; avx2 and avx512 pack A by transposes and have row tails", () => {
   const spec: GemmSpec = { elementType: "f32", batch: 1, m: 64, n: 64, k: 64 };
   const source = (name: "avx2" | "avx512", s: GemmSpec = spec, constantB = false): string => {
