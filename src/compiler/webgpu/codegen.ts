@@ -22,7 +22,7 @@
 // (gpuReduceTarget: read from memory once, exp computed once).
 
 import type { Computation, Instruction } from "../../ir/computation.js";
-import { gemmGeometryOfDot, gemmKernelName, type GemmSpec } from "../kernel/gemm_plan.js";
+import { gemmGeometryOfDot, gemmKernelName, stridedGemmOfDot, type GemmSpec, type StridedGemm } from "../kernel/gemm_plan.js";
 import { storageBytes, type ElementType } from "../../types/element_type.js";
 import type { Opcode } from "../../ir/opcodes.js";
 import { CompileError } from "../../types/errors.js";
@@ -226,11 +226,12 @@ function wgslProductKernel(inst: Instruction, limits: GpuLimits, staging: TileSt
   if (inst.opcode === "dot") {
     const gemm = dotGemm(inst as Instruction<"dot">);
     if ("declined" in gemm) return gemm;
-    const { spec, types } = gemm;
+    const { spec, types, layout } = gemm;
     const { lhsType, rhsType, outputType } = types;
-    const name = lhsType === "f32" && rhsType === "f32" && outputType === "f32" ? gemmKernelName(spec)
-      : `${gemmKernelName(spec)} from ${lhsType === rhsType ? lhsType : `${lhsType} x ${rhsType}`} to ${outputType}`;
-    return asWgslKernel(gemmKernel(spec, limits, { ...options, ...types }), name, buffers);
+    const shape = layout === undefined ? gemmKernelName(spec) : stridedGemmName(layout);
+    const name = lhsType === "f32" && rhsType === "f32" && outputType === "f32" ? shape
+      : `${shape} from ${lhsType === rhsType ? lhsType : `${lhsType} x ${rhsType}`} to ${outputType}`;
+    return asWgslKernel(gemmKernel(spec, limits, { ...options, ...types, ...(layout !== undefined ? { layout } : {}) }), name, buffers);
   }
   if (inst.opcode === "convolution") {
     const geometry = convWgslGeometry(inst as Instruction<"convolution">);
@@ -242,18 +243,34 @@ function wgslProductKernel(inst: Instruction, limits: GpuLimits, staging: TileSt
 
 const elementTypeOf = (inst: Instruction): ElementType | undefined => (inst.shape.kind === "array" ? inst.shape.elementType : undefined);
 
+/** A GEMM read in place, named by its sizes and each operand's strides (batch axes; rows or columns; k). */
+function stridedGemmName(g: StridedGemm): string {
+  const strides = (side: "lhs" | "rhs"): string => {
+    const batch = g.batchAxes.map((a) => (side === "lhs" ? a.lhsStride : a.rhsStride));
+    const [outer, depth] = side === "lhs" ? [g.lhsOuter, g.lhsDepth] : [g.rhsOuter, g.rhsDepth];
+    return `${batch.length === 0 ? "" : `${batch.join(",")};`}${outer};${depth}`;
+  };
+  return `gemm ${g.batch > 1 ? `${g.batch}x` : ""}${g.m}x${g.n}x${g.k} in place (strides A ${strides("lhs")}, B ${strides("rhs")}) f32`;
+}
+
 /**
  * A dot's GEMM and how its operands and result are stored (productStorage: mixed
  * float operands, a preferred result type, integers, f8 operands), or why the kernels
  * take none (its host step's reason). The spec's element type is f32: the kernels read
- * its geometry.
+ * its geometry. A dot not in GEMM form (left so by the pipeline's dot decomposer: its
+ * batch dimensions not leading, say) has the strides its operands are read in place with.
  */
-function dotGemm(dot: Instruction<"dot">): { readonly spec: GemmSpec; readonly types: { readonly lhsType: StorageType; readonly rhsType: StorageType; readonly outputType: StorageType } } | Declined {
+function dotGemm(dot: Instruction<"dot">): { readonly spec: GemmSpec; readonly types: { readonly lhsType: StorageType; readonly rhsType: StorageType; readonly outputType: StorageType }; readonly layout?: StridedGemm } | Declined {
   const storage = productStorage([dot.operands[0], dot.operands[1], dot].map((x) => (x === undefined ? undefined : elementTypeOf(x))));
   if ("declined" in storage) return { declined: `webgpu dot ${dot.name}: ${storage.declined}` };
   const [lhsType, rhsType, outputType] = storage.types as [StorageType, StorageType, StorageType];
+  const types = { lhsType, rhsType, outputType };
   const geometry = gemmGeometryOfDot(dot);
-  return "declined" in geometry ? geometry : { spec: { elementType: "f32", ...geometry }, types: { lhsType, rhsType, outputType } };
+  if (!("declined" in geometry)) return { spec: { elementType: "f32", ...geometry }, types };
+  const layout = stridedGemmOfDot(dot);
+  if ("declined" in layout) return { declined: `webgpu dot ${dot.name}: ${geometry.declined}; read in place: ${layout.declined}` };
+  const { batch, m, n, k } = layout;
+  return { spec: { elementType: "f32", batch, m, n, k }, types, layout };
 }
 
 /** The kernel of output fusion `fused`: its dot or convolution with the epilogue in the store, or why not. */

@@ -38,6 +38,7 @@ import { fftPassesWgsl } from "./fft_wgsl.js";
 import { customCallKernelWgsl, PARAMETERIZED_KERNELS, type ParameterizedKernel } from "./linalg_wgsl.js";
 import { DEFAULT_GPU_LIMITS, productStorage, type GpuLimits, type TileStaging } from "./gemm_tiles_wgsl.js";
 import { dotDecomposerFor } from "../passes/dot_decomposer.js";
+import { stridedGemmOfDot } from "../kernel/gemm_plan.js";
 import { gpuControlAllowed, planGpuControl, type GpuControlPlan } from "./gpu_control.js";
 import { STATUS_WORDS } from "./ragged_dot_wgsl.js";
 
@@ -128,8 +129,13 @@ function hostReason(inst: Instruction): string {
   return HOST_REASONS[inst.opcode]?.(inst) ?? `no WebGPU kernel for ${inst.opcode} yet`;
 }
 
-/** The dot decomposer of every dot the GEMM kernels take (integers, f8 and halves too), so that a dot whose batch or contracting dimensions are not in GEMM form still runs here. */
-const GPU_DOT_DECOMPOSER = dotDecomposerFor((types) => !isDeclined(productStorage(types)));
+/**
+ * The dot decomposer of every dot the GEMM kernels take (integers, f8 and halves too), so
+ * that a dot whose batch or contracting dimensions are not in GEMM form still runs here;
+ * but a dot whose operands the kernels read in place (attention's heads: batch dimensions
+ * not leading, kernel/gemm_plan.ts stridedGemmOfDot) stays as it is, with no transposes.
+ */
+const GPU_DOT_DECOMPOSER = dotDecomposerFor((types) => !isDeclined(productStorage(types)), (dot) => !isDeclined(stridedGemmOfDot(dot)));
 
 /**
  * Verifies and optimizes `program` and lays it out as steps. Fusion asks the WGSL
