@@ -117,6 +117,11 @@ const BATCH_LAST = `func.func @main(%a: tensor<7x13x3xf32>, %b: tensor<13x5x3xf3
   %0 = stablehlo.dot_general %a, %b, batching_dims = [2] x [2], contracting_dims = [1] x [0] : (tensor<7x13x3xf32>, tensor<13x5x3xf32>) -> tensor<3x7x5xf32>
   return %0 : tensor<3x7x5xf32>
 }`;
+// The same with sizes multiples of 4: still no dimension of stride 1 to load vec4s along.
+const BATCH_LAST_ALIGNED = `func.func @main(%a: tensor<8x12x3xf32>, %b: tensor<12x8x3xf32>) -> tensor<3x8x8xf32> {
+  %0 = stablehlo.dot_general %a, %b, batching_dims = [2] x [2], contracting_dims = [1] x [0] : (tensor<8x12x3xf32>, tensor<12x8x3xf32>) -> tensor<3x8x8xf32>
+  return %0 : tensor<3x8x8xf32>
+}`;
 // Two contracting dimensions, contiguous in their listed order (merged into one k), with the batch in the middle of the rhs.
 const TWO_CONTRACTING = `func.func @main(%a: tensor<6x2x4x5xf32>, %b: tensor<4x5x2x8xf32>) -> tensor<2x6x8xf32> {
   %0 = stablehlo.dot_general %a, %b, batching_dims = [1] x [2], contracting_dims = [2, 3] x [0, 1] : (tensor<6x2x4x5xf32>, tensor<4x5x2x8xf32>) -> tensor<2x6x8xf32>
@@ -141,6 +146,7 @@ test("dots not in GEMM form are planned as one GEMM reading its operands in plac
     [JAX_SCORES, "A 288,8;24;1, B 216,8;24;1"],
     [JAX_CONTEXT, "A 324,108;9;1, B 216,8;1;24"],
     [BATCH_LAST, "A 1;39;3, B 1;3;15"],
+    [BATCH_LAST_ALIGNED, "A 1;36;3, B 1;3;24"],
     [TWO_CONTRACTING, "A 20;40;1, B 8;1;16"],
     [DECODE_SCORES, "A 16;0;1, B 16;64;1"],
   ];
@@ -175,6 +181,7 @@ test("attention's dots read in place: the encoder's and JAX's forms, epilogues f
 test("batch dimensions last, contracting dimensions in the middle or merged, and the skinny kernel read in place", { skip }, async () => {
   for (const staging of ["registers", "workgroup"] as const) {
     assert.match(await checkInPlace(BATCH_LAST, 13, staging), /gemm 3x7x5x13 in place/);
+    assert.match(await checkInPlace(BATCH_LAST_ALIGNED, 12, staging), /gemm 3x8x8x12 in place/);
     assert.match(await checkInPlace(TWO_CONTRACTING, 20, staging), /gemm 2x6x8x20 in place/);
   }
   assert.match(await checkInPlace(DECODE_SCORES, 16), /in place .*skinny/);
