@@ -79,11 +79,12 @@ export function gemmGeometryOfDot(dot: Instruction<"dot">): Omit<GemmSpec, "elem
   return { batch, m, n, k, lhsTransposed, rhsTransposed };
 }
 
-/** One batch dimension of a GEMM read in place: its size and, on each operand, the elements between consecutive indices. */
+/** One batch dimension of a GEMM read in place: its size and, on each operand and the result, the elements between consecutive indices. */
 export interface GemmBatchAxis {
   readonly size: number;
   readonly lhsStride: number;
   readonly rhsStride: number;
+  readonly outStride: number;
 }
 
 /**
@@ -92,8 +93,10 @@ export interface GemmBatchAxis {
  * rather than a copy): A(z, i, p) at batchOffset(z) + i·lhsOuter + p·lhsDepth, B(z, j, p)
  * at batchOffset(z) + j·rhsOuter + p·rhsDepth, where z runs over the batch axes
  * (outermost first, row-major) and batchOffset(z) sums each axis's index times its
- * stride on that operand. The product C[z][i][j] is row-major, [batch..., m, n]: a
- * dot_general's own result order. Rows, columns and steps of k each have one stride
+ * stride on that operand; C(z, i, j) is stored at batchOffset(z) + i·outRow + j·outCol:
+ * row-major [batch..., m, n], a dot_general's own result order, or a permutation of it
+ * (the dot's result transposed as it is written: attention's heads' outputs back to
+ * [s, h, d]). Rows, columns and steps of k each have one stride
  * (the dimensions of such a group merged where they are contiguous in memory), so the
  * inner loops' addresses stay one multiply-add; the batch axes, whose offset a kernel
  * computes once for a workgroup, may be many. A GemmSpec is the special case
@@ -109,6 +112,8 @@ export interface StridedGemm {
   readonly lhsDepth: number;
   readonly rhsOuter: number;
   readonly rhsDepth: number;
+  readonly outRow: number;
+  readonly outCol: number;
 }
 
 /** The strides of a GemmSpec's operands as stored (A [batch][m][k] or [batch][k][m], B [batch][k][n] or [batch][n][k]). */
@@ -116,9 +121,10 @@ export function gemmLayoutOfSpec(spec: Omit<GemmSpec, "elementType">): StridedGe
   const { batch, m, n, k } = spec;
   return {
     batch, m, n, k,
-    batchAxes: [{ size: batch, lhsStride: m * k, rhsStride: k * n }],
+    batchAxes: [{ size: batch, lhsStride: m * k, rhsStride: k * n, outStride: m * n }],
     lhsOuter: spec.lhsTransposed ? 1 : k, lhsDepth: spec.lhsTransposed ? m : 1,
     rhsOuter: spec.rhsTransposed ? k : 1, rhsDepth: spec.rhsTransposed ? 1 : n,
+    outRow: n, outCol: 1,
   };
 }
 
@@ -161,9 +167,12 @@ function groupStride(dims: readonly number[], strides: readonly number[], group:
  * contracting dimensions (in their listed order, the order the sum runs over them) are
  * each contiguous in memory; its batch dimensions may be anywhere (attention's heads
  * [s, h, d] contracted over d with batch h). Else declined, and the dot decomposer's
- * transposes bring it to GEMM form (passes/dot_decomposer.ts).
+ * transposes bring it to GEMM form (passes/dot_decomposer.ts). `resultPermutation`: the
+ * result is stored transposed by it (transpose's permutation: stored dimension i is the
+ * result's dimension resultPermutation[i]), where its lhs's and its rhs's free
+ * dimensions each stay contiguous.
  */
-export function stridedGemmOfDot(dot: Instruction<"dot">): StridedGemm | Declined {
+export function stridedGemmOfDot(dot: Instruction<"dot">, resultPermutation?: readonly number[]): StridedGemm | Declined {
   const [lhs, rhs] = dot.operands;
   if (lhs === undefined || rhs === undefined) return { declined: "dot: needs two operands" };
   if (dot.shape.kind !== "array" || lhs.shape.kind !== "array" || rhs.shape.kind !== "array") return { declined: "dot: operands are not arrays" };
@@ -178,18 +187,30 @@ export function stridedGemmOfDot(dot: Instruction<"dot">): StridedGemm | Decline
   const rhsOuter = groupStride(rd, rs, rf), rhsDepth = groupStride(rd, rs, rc);
   if (lhsOuter === undefined || rhsOuter === undefined) return { declined: "dot: an operand's free dimensions are not contiguous in memory" };
   if (lhsDepth === undefined || rhsDepth === undefined) return { declined: "dot: an operand's contracting dimensions are not contiguous in memory" };
+  // The result's dimensions (batch, lhs free, rhs free) and their strides as it is stored.
+  const od = dot.shape.dimensions;
+  const stored = resultPermutation ?? od.map((_, i) => i);
+  if (stored.length !== od.length || [...stored].sort((a, b) => a - b).some((d, i) => d !== i)) return { declined: `dot: ${JSON.stringify(resultPermutation)} is not a permutation of its result's dimensions` };
+  const storedStrides = rowMajorStrides(stored.map((d) => od[d]!));
+  const os: number[] = [];
+  stored.forEach((d, i) => { os[d] = storedStrides[i]!; });
+  const nb = lb.length;
+  const outRow = groupStride(od, os, lf.map((_, i) => nb + i));
+  const outCol = groupStride(od, os, rf.map((_, i) => nb + lf.length + i));
+  if (outRow === undefined || outCol === undefined) return { declined: "dot: its result's lhs or rhs free dimensions are not contiguous as it is stored" };
   // Batch axes of size 1 add nothing; neighbours contiguous on both sides merge into one.
   const batchAxes: GemmBatchAxis[] = [];
   lb.forEach((l, i) => {
     const r = rb[i]!;
     if (ld[l] === 1) return;
-    const axis = { size: ld[l]!, lhsStride: ls[l]!, rhsStride: rs[r]! };
+    const axis = { size: ld[l]!, lhsStride: ls[l]!, rhsStride: rs[r]!, outStride: os[i]! };
     const last = batchAxes[batchAxes.length - 1];
-    if (last !== undefined && last.lhsStride === axis.lhsStride * axis.size && last.rhsStride === axis.rhsStride * axis.size) {
-      batchAxes[batchAxes.length - 1] = { size: last.size * axis.size, lhsStride: axis.lhsStride, rhsStride: axis.rhsStride };
+    const chains = (key: "lhsStride" | "rhsStride" | "outStride"): boolean => last![key] === axis[key] * axis.size;
+    if (last !== undefined && chains("lhsStride") && chains("rhsStride") && chains("outStride")) {
+      batchAxes[batchAxes.length - 1] = { ...axis, size: last.size * axis.size };
     } else batchAxes.push(axis);
   });
-  return { batch: size(ld, lb), m: size(ld, lf), n: size(rd, rf), k: size(ld, lc), batchAxes, lhsOuter, lhsDepth, rhsOuter, rhsDepth };
+  return { batch: size(ld, lb), m: size(ld, lf), n: size(rd, rf), k: size(ld, lc), batchAxes, lhsOuter, lhsDepth, rhsOuter, rhsDepth, outRow, outCol };
 }
 
 /** Why no GEMM kernel (of either backend) takes a spec, or undefined. */

@@ -139,19 +139,23 @@ export function gemmKernel(spec: GemmSpec, limits: GpuLimits, options: GemmWgslO
   const kind = options.kind ?? (grouped === undefined && plain && (m <= SKINNY_MAX_ROWS || n === 1) ? "skinny" : "tiled");
   // C's matrices: a grouped GEMM's may be more than its batch (one a group and batch).
   const matrices = grouped?.resultMatrices ?? batch;
-  // A result narrower than a word: by vec4s (n a multiple of 4) or, a 2-byte type, pairs
-  // of columns (n even, or one row: else a word would hold two rows' elements, two
-  // invocations'); else element by element, through byte stores on an atomic memory.
-  const bytes = storageBytes(outputType);
-  const outVectors = n % 4 === 0 && epilogue === undefined && (outputType !== "f32" || kind === "tiled");
-  const outPairs = bytes === 2 && epilogue === undefined && (n % 2 === 0 || matrices * m === 1);
-  const atomic = epilogue !== undefined ? epilogue.storesBytes === true : bytes < 4 && !outVectors && !outPairs;
-  if (atomic && memory !== "device") return declined(spec, `the ${outputType} output would be stored element by element, which needs memory "device" (its words atomic)`);
   const layout = options.layout ?? gemmLayoutOfSpec(spec);
   if (layout.batch !== batch || layout.m !== m || layout.n !== n || layout.k !== k) {
     throw new CompileError(`webgpu ${gemmKernelName(spec)}: its layout is of ${layout.batch}x${layout.m}x${layout.n}x${layout.k}`);
   }
   if (grouped !== undefined && options.layout !== undefined) return declined(spec, "a grouped GEMM reads its operands in the spec's layout");
+  // C stored other than row-major [batch..., m, n] (a permutation of it: StridedGemm's outRow and outCol).
+  const permutedOut = layout.outRow !== n || layout.outCol !== 1 || layout.batchAxes.some((a, i) => a.outStride !== m * n * layout.batchAxes.slice(i + 1).reduce((p, x) => p * x.size, 1));
+  // A result narrower than a word: by vec4s (n a multiple of 4) or, a 2-byte type, pairs
+  // of columns (n even, or one row: else a word would hold two rows' elements, two
+  // invocations'); else element by element, through byte stores on an atomic memory.
+  const bytes = storageBytes(outputType);
+  // (Stored permuted, columns must still be consecutive: outCol 1, every other stride then a multiple of n.)
+  const columnsInRow = layout.outCol === 1;
+  const outVectors = n % 4 === 0 && epilogue === undefined && (outputType !== "f32" || kind === "tiled") && columnsInRow;
+  const outPairs = bytes === 2 && epilogue === undefined && (n % 2 === 0 || matrices * m === 1) && columnsInRow;
+  const atomic = epilogue !== undefined ? epilogue.storesBytes === true : bytes < 4 && !outVectors && !outPairs;
+  if (atomic && memory !== "device") return declined(spec, `the ${outputType} output would be stored element by element, which needs memory "device" (its words atomic)`);
   // Which of an operand's dimensions (its rows or columns, "outer", or k) lies along memory: the spec's; read in place, the one of stride 1.
   const contiguousOf = (outerStride: number, depthStride: number, specAlong: "k" | "outer"): "k" | "outer" =>
     options.layout === undefined ? specAlong : depthStride !== 1 && outerStride === 1 ? "outer" : "k";
@@ -173,7 +177,7 @@ export function gemmKernel(spec: GemmSpec, limits: GpuLimits, options: GemmWgslO
   const rhs = operandAccess("rhs", slots.rhs, rhsType, rhsVectors, memory, accumulator, atomic);
   // Element offsets of A(z, row, p) and B(z, p, col): the matrix's start, then the strided
   // index (the dimension along memory last, unscaled in the spec's layout).
-  const batchOffset = (side: "lhs" | "rhs", z: string): string => {
+  const batchOffset = (side: "lhs" | "rhs" | "out", z: string): string => {
     const axes = layout.batchAxes;
     if (axes.length === 0) return "0u";
     // z's index along each axis, the last fastest (z < batch: the first needs no modulo).
@@ -183,7 +187,7 @@ export function gemmKernel(spec: GemmSpec, limits: GpuLimits, options: GemmWgslO
       const axis = axes[i]!;
       const quotient = inner === 1 ? z : `${z} / ${u(inner)}`;
       const index = i === 0 ? (inner === 1 ? z : `(${quotient})`) : `(${quotient} % ${u(axis.size)})`;
-      terms.unshift(`${index} * ${u(side === "lhs" ? axis.lhsStride : axis.rhsStride)}`);
+      terms.unshift(`${index} * ${u(side === "lhs" ? axis.lhsStride : side === "rhs" ? axis.rhsStride : axis.outStride)}`);
       inner *= axis.size;
     }
     return terms.join(" + ");
@@ -212,7 +216,8 @@ export function gemmKernel(spec: GemmSpec, limits: GpuLimits, options: GemmWgslO
   const outBytes = result.byteSize(matrices * m * n);
   const site = (value: string, row: string, col: string, z: string): EpilogueSite => {
     const fullRow = `(${grouped !== undefined ? "cz" : z} * ${u(m)} + ${row})`;
-    return { value, row: fullRow, col, index: `(${fullRow} * ${u(n)} + ${col})` };
+    const index = permutedOut ? `(${batchOffset("out", z)} + (${row}) * ${u(layout.outRow)} + (${col}) * ${u(layout.outCol)})` : `(${fullRow} * ${u(n)} + ${col})`;
+    return { value, row: fullRow, col, index };
   };
   const store = (value: string, row: string, col: string, z: string): string => {
     const s = site(value, row, col, z);
