@@ -217,6 +217,12 @@ const JAX_MERGE = `func.func @main(%p: tensor<2x3x12x9xf32>, %v: tensor<2x9x3x8x
   %1 = stablehlo.transpose %0, dims = [0, 2, 1, 3] : (tensor<2x3x12x8xf32>) -> tensor<2x12x3x8xf32>
   return %1 : tensor<2x12x3x8xf32>
 }`;
+// The heads' outputs stored [s, d, h]: a permutation that is not its own inverse.
+const HEADS_CYCLED = `func.func @main(%p: tensor<4x24x20xf32>, %v: tensor<20x4x16xf32>) -> tensor<24x16x4xf32> {
+  %0 = stablehlo.dot_general %p, %v, batching_dims = [0] x [1], contracting_dims = [2] x [0] : (tensor<4x24x20xf32>, tensor<20x4x16xf32>) -> tensor<4x24x16xf32>
+  %1 = stablehlo.transpose %0, dims = [1, 2, 0] : (tensor<4x24x16xf32>) -> tensor<24x16x4xf32>
+  return %1 : tensor<24x16x4xf32>
+}`;
 // A GEMM-form product stored with its rows and columns swapped (C^T: columns no longer consecutive).
 const GEMM_TRANSPOSED = `func.func @main(%a: tensor<3x9x6xf32>, %b: tensor<3x6x8xf32>) -> tensor<3x8x9xf32> {
   %0 = stablehlo.dot_general %a, %b, batching_dims = [0] x [0], contracting_dims = [2] x [1] : (tensor<3x9x6xf32>, tensor<3x6x8xf32>) -> tensor<3x9x8xf32>
@@ -229,6 +235,7 @@ test("a transpose after a dot is written by the GEMM's store (no device): stride
     [ENCODER_MERGE, "A 480;20;1, B 16;1;64, C 16;64;1"],
     [JAX_MERGE, "A 324,108;9;1, B 216,8;1;24, C 288,8;24;1"],
     [GEMM_TRANSPOSED, "A 54;6;1, B 48;1;8, C 72;1;9"],
+    [HEADS_CYCLED, "A 480;20;1, B 16;1;64, C 1;64;4"],
   ];
   for (const [text, strides] of expected) {
     const c = parseStableHlo(text).entry;
@@ -256,6 +263,7 @@ test("results written transposed: the encoder's and JAX's heads merged, C^T, f16
     assert.match(await checkInPlace(ENCODER_MERGE, 20, staging), /gemm 4x24x16x20 in place .*, C 16;64;1\)/);
     assert.match(await checkInPlace(JAX_MERGE, 9, staging), /gemm 6x12x8x9 in place .*, C 288,8;24;1\) f32/);
     assert.match(await checkInPlace(GEMM_TRANSPOSED, 6, staging), /gemm 3x9x8x6 in place .*, C 72;1;9\)/);
+    assert.match(await checkInPlace(HEADS_CYCLED, 20, staging), /gemm 4x24x16x20 in place .*, C 1;64;4\)/);
   }
   // f16 stored transposed with its columns consecutive (pairs of a word), and not (element by element, the memory's words atomic).
   assert.match(await checkInPlace(ENCODER_MERGE.replaceAll("xf32>", "xf16>"), 20), /, C 16;64;1\) f32 from f16 to f16/);
