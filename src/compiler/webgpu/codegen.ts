@@ -221,9 +221,9 @@ export function wgslFusionKernel(fused: Computation, limits: GpuLimits, forms: F
  * s32 or u32 operands of a float result).
  */
 function wgslProductKernel(
-  inst: Instruction, limits: GpuLimits, staging: TileStaging, fused?: { readonly epilogue: GpuEpilogue; readonly slots: ArgumentSlots }, resultPermutation?: readonly number[],
+  inst: Instruction, limits: GpuLimits, staging: TileStaging, fused?: { readonly epilogue?: GpuEpilogue; readonly slots: ArgumentSlots }, resultPermutation?: readonly number[],
 ): WgslKernel | Declined {
-  const options = { memory: "device" as const, staging, ...(fused !== undefined ? { epilogue: fused.epilogue, slots: fused.slots } : {}) };
+  const options = { memory: "device" as const, staging, ...(fused !== undefined ? { slots: fused.slots } : {}), ...(fused?.epilogue !== undefined ? { epilogue: fused.epilogue } : {}) };
   const buffers = (fused?.slots ?? DEFAULT_SLOTS).out + 1;
   if (inst.opcode === "dot") {
     const gemm = dotGemm(inst as Instruction<"dot">, resultPermutation);
@@ -282,7 +282,7 @@ export function wgslOutputFusionKernel(fused: Computation, limits: GpuLimits, st
   const f = wgslOutputFusion(fused);
   if ("declined" in f) return f;
   const kernel = wgslProductKernel(f.core.core, limits, staging, f);
-  return "declined" in kernel ? kernel : { ...kernel, what: `${kernel.what}, epilogue fused` };
+  return "declined" in kernel ? kernel : { ...kernel, what: `${kernel.what}, ${f.epilogue !== undefined ? "epilogue" : "reshape"} fused` };
 }
 
 /**
