@@ -312,15 +312,6 @@ function planSteps(entry: Computation, ctx: PlanContext, module?: HloModule): { 
       leaves.set(inst, leaves.get(product)!);
       continue;
     }
-    const transposed = transposedDots.get(inst);
-    if (transposed !== undefined && !arrayLeaves(inst.shape).every((s) => elementCount(s) === 0)) {
-      const kernel = wgslTransposedDotKernel(inst as Instruction<"dot">, transposed.permutation, limits, ctx.productStaging);
-      if (!isDeclined(kernel)) {
-        addKernelOrHost(inst, kernel, transposed.user.shape);
-        foldedTransposes.set(transposed.user, inst);
-        continue;
-      }
-    }
     if (isControlFlow(inst)) {
       addControlFlow(inst);
       continue;
@@ -329,6 +320,15 @@ function planSteps(entry: Computation, ctx: PlanContext, module?: HloModule): { 
     if (quantized !== undefined) {
       addHost(inst, quantized.declined);
       continue;
+    }
+    const transposed = transposedDots.get(inst);
+    if (transposed !== undefined && !arrayLeaves(inst.shape).every((s) => elementCount(s) === 0)) {
+      const kernel = wgslTransposedDotKernel(inst as Instruction<"dot">, transposed.permutation, limits, ctx.productStaging);
+      if (!isDeclined(kernel)) {
+        addKernelOrHost(inst, kernel, transposed.user.shape);
+        foldedTransposes.set(transposed.user, inst);
+        continue;
+      }
     }
     switch (inst.opcode as Opcode) {
       case "fusion": {
