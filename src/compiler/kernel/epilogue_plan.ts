@@ -16,7 +16,7 @@ import type { Computation, Instruction } from "../../ir/computation.js";
 import { storageBytes, type ElementType } from "../../types/element_type.js";
 import { convDepth, convGeometry, convPixels, planConv, type ConvGeometry } from "./conv_plan.js";
 import { orDeclined, type Declined } from "./declined.js";
-import { gemmGeometryOfDot, gemmSpecOfDot, planGemm, type GemmSpec, type GemmTarget } from "./gemm_plan.js";
+import { gemmGeometryOfDot, gemmSpecOfDot, planGemm, stridedGemmOfDot, type GemmSpec, type GemmTarget } from "./gemm_plan.js";
 import { KernelGraph } from "./graph.js";
 import { rebuild } from "./kernel_plan.js";
 import { lowerEpilogue, unlinearize } from "./lower_fusion.js";
@@ -66,7 +66,8 @@ export function outputCore(fused: Computation): OutputCore | Declined {
 /**
  * The one dot or convolution of an output fusion as a matrix, its element types left
  * to a backend whose kernels check them (WebGPU: webgpu/gemm_tiles_wgsl.ts
- * productStorage), or why not: a dot in GEMM form ((batch·m) x n), or a convolution of
+ * productStorage), or why not: a dot in GEMM form or read in place (stridedGemmOfDot:
+ * its [batch..., m, n] product as (batch·m) x n), or a convolution of
  * any number of spatial dimensions whose output is laid out [batch, spatial... in the
  * dimension numbers' order, feature] (pixels x output features, as the WebGPU kernel
  * numbers its rows and columns).
@@ -75,9 +76,11 @@ export function productMatrix(fused: Computation): ProductMatrix | Declined {
   const c = findCore(fused);
   if ("declined" in c) return c;
   if (c.core.opcode === "dot") {
+    // A dot the WebGPU kernels read in place (not in GEMM form) writes the same [batch..., m, n] product.
     const geometry = gemmGeometryOfDot(c.core as Instruction<"dot">);
-    if ("declined" in geometry) return geometry;
-    return { ...c, rows: geometry.batch * geometry.m, cols: geometry.n };
+    const g = "declined" in geometry ? stridedGemmOfDot(c.core as Instruction<"dot">) : geometry;
+    if ("declined" in g) return g;
+    return { ...c, rows: g.batch * g.m, cols: g.n };
   }
   const conv = c.core as Instruction<"convolution">;
   if (conv.shape.kind !== "array") return { declined: `convolution ${conv.name}: not an array` };

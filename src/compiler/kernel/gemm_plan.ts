@@ -79,6 +79,140 @@ export function gemmGeometryOfDot(dot: Instruction<"dot">): Omit<GemmSpec, "elem
   return { batch, m, n, k, lhsTransposed, rhsTransposed };
 }
 
+/** One batch dimension of a GEMM read in place: its size and, on each operand and the result, the elements between consecutive indices. */
+export interface GemmBatchAxis {
+  readonly size: number;
+  readonly lhsStride: number;
+  readonly rhsStride: number;
+  readonly outStride: number;
+}
+
+/**
+ * Where a GEMM's operand elements are, for a kernel that reads its operands in place
+ * (as XLA's GPU GEMM takes a transposed or batch-strided operand through its strides
+ * rather than a copy): A(z, i, p) at batchOffset(z) + i·lhsOuter + p·lhsDepth, B(z, j, p)
+ * at batchOffset(z) + j·rhsOuter + p·rhsDepth, where z runs over the batch axes
+ * (outermost first, row-major) and batchOffset(z) sums each axis's index times its
+ * stride on that operand; C(z, i, j) is stored at batchOffset(z) + i·outRow + j·outCol:
+ * row-major [batch..., m, n], a dot_general's own result order, or a permutation of it
+ * (the dot's result transposed as it is written: attention's heads' outputs back to
+ * [s, h, d]). Rows, columns and steps of k each have one stride
+ * (the dimensions of such a group merged where they are contiguous in memory), so the
+ * inner loops' addresses stay one multiply-add; the batch axes, whose offset a kernel
+ * computes once for a workgroup, may be many. A GemmSpec is the special case
+ * gemmLayoutOfSpec gives.
+ */
+export interface StridedGemm {
+  readonly batch: number;
+  readonly m: number;
+  readonly n: number;
+  readonly k: number;
+  readonly batchAxes: readonly GemmBatchAxis[];
+  readonly lhsOuter: number;
+  readonly lhsDepth: number;
+  readonly rhsOuter: number;
+  readonly rhsDepth: number;
+  readonly outRow: number;
+  readonly outCol: number;
+}
+
+/** The strides of a GemmSpec's operands as stored (A [batch][m][k] or [batch][k][m], B [batch][k][n] or [batch][n][k]). */
+export function gemmLayoutOfSpec(spec: Omit<GemmSpec, "elementType">): StridedGemm {
+  const { batch, m, n, k } = spec;
+  return {
+    batch, m, n, k,
+    batchAxes: [{ size: batch, lhsStride: m * k, rhsStride: k * n, outStride: m * n }],
+    lhsOuter: spec.lhsTransposed ? 1 : k, lhsDepth: spec.lhsTransposed ? m : 1,
+    rhsOuter: spec.rhsTransposed ? k : 1, rhsDepth: spec.rhsTransposed ? 1 : n,
+    outRow: n, outCol: 1,
+  };
+}
+
+/** Elements from an operand's first to its last element read, plus one (0 when the product reads none). */
+export function stridedExtent(g: StridedGemm, side: "lhs" | "rhs"): number {
+  const outer = side === "lhs" ? g.m : g.n;
+  if (g.batch === 0 || outer === 0 || g.k === 0) return 0;
+  const [outerStride, depthStride] = side === "lhs" ? [g.lhsOuter, g.lhsDepth] : [g.rhsOuter, g.rhsDepth];
+  const batchSpan = g.batchAxes.reduce((s, a) => s + (a.size - 1) * (side === "lhs" ? a.lhsStride : a.rhsStride), 0);
+  return 1 + batchSpan + (outer - 1) * outerStride + (g.k - 1) * depthStride;
+}
+
+/** Row-major strides of an array's dimensions. */
+function rowMajorStrides(dims: readonly number[]): number[] {
+  const strides = new Array<number>(dims.length);
+  let s = 1;
+  for (let i = dims.length - 1; i >= 0; i--) {
+    strides[i] = s;
+    s *= dims[i]!;
+  }
+  return strides;
+}
+
+/**
+ * One stride for a group of an operand's dimensions (its free or its contracting ones,
+ * in the order their flat index runs over them), or undefined where they are not
+ * contiguous in that order (a group of none, or of size-1 dimensions only: stride 0).
+ */
+function groupStride(dims: readonly number[], strides: readonly number[], group: readonly number[]): number | undefined {
+  const axes = group.filter((d) => dims[d] !== 1);
+  for (let i = 0; i + 1 < axes.length; i++) {
+    if (strides[axes[i]!] !== strides[axes[i + 1]!]! * dims[axes[i + 1]!]!) return undefined;
+  }
+  return axes.length === 0 ? 0 : strides[axes[axes.length - 1]!]!;
+}
+
+/**
+ * Any dot_general of arrays as a GEMM reading its operands in place (StridedGemm), when
+ * each operand's free dimensions (in increasing order, as the result lists them) and its
+ * contracting dimensions (in their listed order, the order the sum runs over them) are
+ * each contiguous in memory; its batch dimensions may be anywhere (attention's heads
+ * [s, h, d] contracted over d with batch h). Else declined, and the dot decomposer's
+ * transposes bring it to GEMM form (passes/dot_decomposer.ts). `resultPermutation`: the
+ * result is stored transposed by it (transpose's permutation: stored dimension i is the
+ * result's dimension resultPermutation[i]), where its lhs's and its rhs's free
+ * dimensions each stay contiguous.
+ */
+export function stridedGemmOfDot(dot: Instruction<"dot">, resultPermutation?: readonly number[]): StridedGemm | Declined {
+  const [lhs, rhs] = dot.operands;
+  if (lhs === undefined || rhs === undefined) return { declined: "dot: needs two operands" };
+  if (dot.shape.kind !== "array" || lhs.shape.kind !== "array" || rhs.shape.kind !== "array") return { declined: "dot: operands are not arrays" };
+  const { lhsBatchDimensions: lb, rhsBatchDimensions: rb, lhsContractingDimensions: lc, rhsContractingDimensions: rc } = dot.attrs.dimensionNumbers;
+  const ld = lhs.shape.dimensions, rd = rhs.shape.dimensions;
+  const ls = rowMajorStrides(ld), rs = rowMajorStrides(rd);
+  const free = (dims: readonly number[], batch: readonly number[], contracting: readonly number[]): number[] =>
+    dims.map((_, i) => i).filter((i) => !batch.includes(i) && !contracting.includes(i));
+  const lf = free(ld, lb, lc), rf = free(rd, rb, rc);
+  const size = (dims: readonly number[], group: readonly number[]): number => group.reduce((p, d) => p * dims[d]!, 1);
+  const lhsOuter = groupStride(ld, ls, lf), lhsDepth = groupStride(ld, ls, lc);
+  const rhsOuter = groupStride(rd, rs, rf), rhsDepth = groupStride(rd, rs, rc);
+  if (lhsOuter === undefined || rhsOuter === undefined) return { declined: "dot: an operand's free dimensions are not contiguous in memory" };
+  if (lhsDepth === undefined || rhsDepth === undefined) return { declined: "dot: an operand's contracting dimensions are not contiguous in memory" };
+  // The result's dimensions (batch, lhs free, rhs free) and their strides as it is stored.
+  const od = dot.shape.dimensions;
+  const stored = resultPermutation ?? od.map((_, i) => i);
+  if (stored.length !== od.length || [...stored].sort((a, b) => a - b).some((d, i) => d !== i)) return { declined: `dot: ${JSON.stringify(resultPermutation)} is not a permutation of its result's dimensions` };
+  const storedStrides = rowMajorStrides(stored.map((d) => od[d]!));
+  const os: number[] = [];
+  stored.forEach((d, i) => { os[d] = storedStrides[i]!; });
+  const nb = lb.length;
+  const outRow = groupStride(od, os, lf.map((_, i) => nb + i));
+  const outCol = groupStride(od, os, rf.map((_, i) => nb + lf.length + i));
+  if (outRow === undefined || outCol === undefined) return { declined: "dot: its result's lhs or rhs free dimensions are not contiguous as it is stored" };
+  // Batch axes of size 1 add nothing; neighbours contiguous on both sides merge into one.
+  const batchAxes: GemmBatchAxis[] = [];
+  lb.forEach((l, i) => {
+    const r = rb[i]!;
+    if (ld[l] === 1) return;
+    const axis = { size: ld[l]!, lhsStride: ls[l]!, rhsStride: rs[r]!, outStride: os[i]! };
+    const last = batchAxes[batchAxes.length - 1];
+    const chains = (key: "lhsStride" | "rhsStride" | "outStride"): boolean => last![key] === axis[key] * axis.size;
+    if (last !== undefined && chains("lhsStride") && chains("rhsStride") && chains("outStride")) {
+      batchAxes[batchAxes.length - 1] = { ...axis, size: last.size * axis.size };
+    } else batchAxes.push(axis);
+  });
+  return { batch: size(ld, lb), m: size(ld, lf), n: size(rd, rf), k: size(ld, lc), batchAxes, lhsOuter, lhsDepth, rhsOuter, rhsDepth, outRow, outCol };
+}
+
 /** Why no GEMM kernel (of either backend) takes a spec, or undefined. */
 export function checkGemmSpec(spec: GemmSpec): string | undefined {
   for (const key of ["batch", "m", "n", "k"] as const) {

@@ -8,7 +8,9 @@
 // M, N] product back to dot_general's result order (batch, lhs free, rhs free). The
 // transposes become copy kernels after fusion; a dot already in GEMM form is left as
 // it is. Exact: only the order of the data changes, not the arithmetic (the contracting
-// dimensions merge in their listed order, the order the interpreter sums them in).
+// dimensions merge in their listed order, the order the interpreter sums them in). A
+// backend whose kernels read a dot's operands in place through strides (WebGPU's) keeps
+// the dots they take so (dotDecomposerFor's `inPlace`): no copy kernels.
 //
 // A dot of preds (an OR of ANDs over the contraction, as the interpreter's arithmetic has
 // it), where the kernels take s32 products but no pred ones (WebGPU's), becomes the dot of
@@ -40,11 +42,14 @@ const GEMM_TYPES: ReadonlySet<ElementType> = new Set<ElementType>(["f16", "bf16"
 /** Whether a backend's GEMM kernels take a dot of these element types (operands, then result). */
 export type GemmTypes = (types: readonly ElementType[]) => boolean;
 
-function canonicalize(dot: Instruction<"dot">, operands: readonly Instruction[], f: InstructionFactory, takes: GemmTypes): Instruction | undefined {
+/** Whether a backend's GEMM kernels read a dot not in GEMM form as it is (WebGPU's: operands read in place, kernel/gemm_plan.ts stridedGemmOfDot). */
+export type ReadsInPlace = (dot: Instruction<"dot">) => boolean;
+
+function canonicalize(dot: Instruction<"dot">, operands: readonly Instruction[], f: InstructionFactory, takes: GemmTypes, inPlace?: ReadsInPlace): Instruction | undefined {
   const [lhs, rhs] = operands;
   if (lhs === undefined || rhs === undefined || lhs.shape.kind !== "array" || rhs.shape.kind !== "array" || dot.shape.kind !== "array") return undefined;
   if (!takes([lhs.shape.elementType, rhs.shape.elementType, dot.shape.elementType])) return undefined;
-  if (!("declined" in gemmGeometryOfDot(dot))) return undefined;
+  if (!("declined" in gemmGeometryOfDot(dot)) || inPlace?.(dot) === true) return undefined;
   const { lhsBatchDimensions: lb, rhsBatchDimensions: rb, lhsContractingDimensions: lc, rhsContractingDimensions: rc } = dot.attrs.dimensionNumbers;
   const ld = lhs.shape.dimensions;
   const rd = rhs.shape.dimensions;
@@ -77,26 +82,26 @@ function canonicalize(dot: Instruction<"dot">, operands: readonly Instruction[],
 }
 
 /** A dot of preds as an s32 dot compared with zero (see above), or undefined. */
-function predDot(dot: Instruction<"dot">, operands: readonly Instruction[], f: InstructionFactory, takes: GemmTypes): Instruction | undefined {
+function predDot(dot: Instruction<"dot">, operands: readonly Instruction[], f: InstructionFactory, takes: GemmTypes, inPlace?: ReadsInPlace): Instruction | undefined {
   const isPred = (x: Instruction): boolean => x.shape.kind === "array" && x.shape.elementType === "pred";
   if (!isPred(dot) || !operands.every(isPred) || dot.shape.kind !== "array" || takes(["pred", "pred", "pred"]) || !takes(["s32", "s32", "s32"])) return undefined;
   const extras = { from: dot };
   const [lhs, rhs] = operands.map((o) => f.add("convert", [o], { elementType: "s32" }, extras)) as [Instruction, Instruction];
   const plain = f.add("dot", [lhs, rhs], { ...dot.attrs, preferredElementType: "s32" }, extras);
-  const sums = canonicalize(plain, [lhs, rhs], f, takes) ?? plain;
+  const sums = canonicalize(plain, [lhs, rhs], f, takes, inPlace) ?? plain;
   const zero = f.add("broadcastInDim", [f.constant(Literal.scalar("s32", 0), extras)], { dimensions: [...dot.shape.dimensions], broadcastDimensions: [] }, extras);
   return f.add("compare", [sums, zero], { direction: "NE" }, extras);
 }
 
-/** The decomposer of the dots whose element types `takes` accepts (the rest are left as they are). */
-export function dotDecomposerFor(takes: GemmTypes): Pass {
+/** The decomposer of the dots whose element types `takes` accepts (the rest are left as they are), but those `inPlace` says the kernels read as they are. */
+export function dotDecomposerFor(takes: GemmTypes, inPlace?: ReadsInPlace): Pass {
   return {
     name: "dot-decomposer",
     run(module: HloModule): HloModule {
       return mapComputations(module, (c) => rebuild(c, (inst, operands, f) => {
         if (inst.opcode !== "dot") return undefined;
         const dot = inst as Instruction<"dot">;
-        return predDot(dot, operands, f, takes) ?? canonicalize(dot, operands, f, takes);
+        return predDot(dot, operands, f, takes, inPlace) ?? canonicalize(dot, operands, f, takes, inPlace);
       }));
     },
   };

@@ -22,7 +22,7 @@
 // (gpuReduceTarget: read from memory once, exp computed once).
 
 import type { Computation, Instruction } from "../../ir/computation.js";
-import { gemmGeometryOfDot, gemmKernelName, type GemmSpec } from "../kernel/gemm_plan.js";
+import { gemmGeometryOfDot, gemmKernelName, stridedGemmOfDot, type GemmSpec, type StridedGemm } from "../kernel/gemm_plan.js";
 import { storageBytes, type ElementType } from "../../types/element_type.js";
 import type { Opcode } from "../../ir/opcodes.js";
 import { CompileError } from "../../types/errors.js";
@@ -221,18 +221,22 @@ export function wgslFusionKernel(fused: Computation, limits: GpuLimits, forms: F
  * integer result; the rest is declined (WGSL has no f64 nor 64-bit integers; pred;
  * s32 or u32 operands of a float result).
  */
-function wgslProductKernel(inst: Instruction, limits: GpuLimits, staging: TileStaging, fused?: { readonly epilogue: GpuEpilogue; readonly slots: ArgumentSlots }): WgslKernel | Declined {
-  const options = { memory: "device" as const, staging, ...(fused !== undefined ? { epilogue: fused.epilogue, slots: fused.slots } : {}) };
+function wgslProductKernel(
+  inst: Instruction, limits: GpuLimits, staging: TileStaging, fused?: { readonly epilogue?: GpuEpilogue; readonly slots: ArgumentSlots }, resultPermutation?: readonly number[],
+): WgslKernel | Declined {
+  const options = { memory: "device" as const, staging, ...(fused !== undefined ? { slots: fused.slots } : {}), ...(fused?.epilogue !== undefined ? { epilogue: fused.epilogue } : {}) };
   const buffers = (fused?.slots ?? DEFAULT_SLOTS).out + 1;
   if (inst.opcode === "dot") {
-    const gemm = dotGemm(inst as Instruction<"dot">);
+    const gemm = dotGemm(inst as Instruction<"dot">, resultPermutation);
     if ("declined" in gemm) return gemm;
-    const { spec, types } = gemm;
+    const { spec, types, layout } = gemm;
     const { lhsType, rhsType, outputType } = types;
-    const name = lhsType === "f32" && rhsType === "f32" && outputType === "f32" ? gemmKernelName(spec)
-      : `${gemmKernelName(spec)} from ${lhsType === rhsType ? lhsType : `${lhsType} x ${rhsType}`} to ${outputType}`;
-    return asWgslKernel(gemmKernel(spec, limits, { ...options, ...types }), name, buffers);
+    const shape = layout === undefined ? gemmKernelName(spec) : stridedGemmName(layout, resultPermutation !== undefined);
+    const name = lhsType === "f32" && rhsType === "f32" && outputType === "f32" ? shape
+      : `${shape} from ${lhsType === rhsType ? lhsType : `${lhsType} x ${rhsType}`} to ${outputType}`;
+    return asWgslKernel(gemmKernel(spec, limits, { ...options, ...types, ...(layout !== undefined ? { layout } : {}) }), name, buffers);
   }
+  if (resultPermutation !== undefined) return { declined: `${inst.opcode}: its result is not written transposed` };
   if (inst.opcode === "convolution") {
     const geometry = convWgslGeometry(inst as Instruction<"convolution">);
     if ("declined" in geometry) return geometry;
@@ -243,18 +247,35 @@ function wgslProductKernel(inst: Instruction, limits: GpuLimits, staging: TileSt
 
 const elementTypeOf = (inst: Instruction): ElementType | undefined => (inst.shape.kind === "array" ? inst.shape.elementType : undefined);
 
+/** A GEMM read in place, named by its sizes and each operand's strides (batch axes; rows or columns; k), and the result's where it is written transposed (batch axes; rows; columns). */
+function stridedGemmName(g: StridedGemm, transposed: boolean): string {
+  const strides = (side: "lhs" | "rhs" | "out"): string => {
+    const batch = g.batchAxes.map((a) => (side === "lhs" ? a.lhsStride : side === "rhs" ? a.rhsStride : a.outStride));
+    const [outer, inner] = side === "lhs" ? [g.lhsOuter, g.lhsDepth] : side === "rhs" ? [g.rhsOuter, g.rhsDepth] : [g.outRow, g.outCol];
+    return `${batch.length === 0 ? "" : `${batch.join(",")};`}${outer};${inner}`;
+  };
+  return `gemm ${g.batch > 1 ? `${g.batch}x` : ""}${g.m}x${g.n}x${g.k} in place (strides A ${strides("lhs")}, B ${strides("rhs")}${transposed ? `, C ${strides("out")}` : ""}) f32`;
+}
+
 /**
  * A dot's GEMM and how its operands and result are stored (productStorage: mixed
  * float operands, a preferred result type, integers, f8 operands), or why the kernels
  * take none (its host step's reason). The spec's element type is f32: the kernels read
- * its geometry.
+ * its geometry. A dot not in GEMM form (left so by the pipeline's dot decomposer: its
+ * batch dimensions not leading, say) has the strides its operands are read in place with;
+ * so does one whose result is written transposed by `resultPermutation`.
  */
-function dotGemm(dot: Instruction<"dot">): { readonly spec: GemmSpec; readonly types: { readonly lhsType: StorageType; readonly rhsType: StorageType; readonly outputType: StorageType } } | Declined {
+function dotGemm(dot: Instruction<"dot">, resultPermutation?: readonly number[]): { readonly spec: GemmSpec; readonly types: { readonly lhsType: StorageType; readonly rhsType: StorageType; readonly outputType: StorageType }; readonly layout?: StridedGemm } | Declined {
   const storage = productStorage([dot.operands[0], dot.operands[1], dot].map((x) => (x === undefined ? undefined : elementTypeOf(x))));
   if ("declined" in storage) return { declined: `webgpu dot ${dot.name}: ${storage.declined}` };
   const [lhsType, rhsType, outputType] = storage.types as [StorageType, StorageType, StorageType];
+  const types = { lhsType, rhsType, outputType };
   const geometry = gemmGeometryOfDot(dot);
-  return "declined" in geometry ? geometry : { spec: { elementType: "f32", ...geometry }, types: { lhsType, rhsType, outputType } };
+  if (!("declined" in geometry) && resultPermutation === undefined) return { spec: { elementType: "f32", ...geometry }, types };
+  const layout = stridedGemmOfDot(dot, resultPermutation);
+  if ("declined" in layout) return { declined: `webgpu dot ${dot.name}: ${"declined" in geometry ? `${geometry.declined}; read in place: ` : ""}${layout.declined}` };
+  const { batch, m, n, k } = layout;
+  return { spec: { elementType: "f32", batch, m, n, k }, types, layout };
 }
 
 /** The kernel of output fusion `fused`: its dot or convolution with the epilogue in the store, or why not. */
@@ -262,7 +283,16 @@ export function wgslOutputFusionKernel(fused: Computation, limits: GpuLimits, st
   const f = wgslOutputFusion(fused);
   if ("declined" in f) return f;
   const kernel = wgslProductKernel(f.core.core, limits, staging, f);
-  return "declined" in kernel ? kernel : { ...kernel, what: `${kernel.what}, epilogue fused` };
+  return "declined" in kernel ? kernel : { ...kernel, what: `${kernel.what}, ${f.epilogue !== undefined ? "epilogue" : "reshape"} fused` };
+}
+
+/**
+ * The kernel of a dot that writes its result transposed by `permutation` (as transpose's:
+ * the array a transpose of the result would be, in place of the result: program.ts folds
+ * such a transpose into the product), or why not.
+ */
+export function wgslTransposedDotKernel(dot: Instruction<"dot">, permutation: readonly number[], limits: GpuLimits, staging: TileStaging): WgslKernel | Declined {
+  return wgslProductKernel(dot, limits, staging, undefined, permutation);
 }
 
 /** A GEMM or convolution kernel as a step of the backend's program, over `buffers` argument slots. */

@@ -28,7 +28,8 @@ export interface ArgumentSlots {
 /** An output fusion's core, its epilogue as WGSL, and the slots its kernel reads (or why it is not one). */
 export interface WgslOutputFusion {
   readonly core: ProductMatrix;
-  readonly epilogue: GpuEpilogue;
+  /** Absent where the fusion only reshapes its product (the product stored as it is, by the kernel's own stores: vec4s where they fit). */
+  readonly epilogue?: GpuEpilogue;
   readonly slots: ArgumentSlots;
 }
 
@@ -90,6 +91,8 @@ export function wgslOutputFusion(fused: Computation): WgslOutputFusion | Decline
   const plan = planEpilogue(fused, core);
   if ("declined" in plan) return plan;
   const slots = { lhs: core.lhs, rhs: core.rhs, out: plan.operandCount };
+  const root = plan.graph.node(plan.root);
+  if (root.op === "load" && root.attr === plan.operandCount) return { core, slots };
   try {
     const epilogue = renderEpilogue(plan, slots);
     // Rendered once here, so that an op without a WGSL form declines now rather than inside the GEMM's generator.

@@ -30,7 +30,7 @@
 
 import { CompileError } from "../../types/errors.js";
 import type { Declined } from "../kernel/declined.js";
-import { checkGemmSpec, gemmKernelName, type GemmSpec } from "../kernel/gemm_plan.js";
+import { checkGemmSpec, gemmKernelName, gemmLayoutOfSpec, stridedExtent, type GemmSpec, type StridedGemm } from "../kernel/gemm_plan.js";
 import type { ArgumentSlots } from "./epilogue_wgsl.js";
 import { renderSkinny, SKINNY_MAX_ROWS, skinnyLayout } from "./gemm_skinny_wgsl.js";
 import { storageBytes } from "../../types/element_type.js";
@@ -85,6 +85,13 @@ export interface GemmWgslOptions {
   readonly slots?: ArgumentSlots;
   /** A grouped GEMM (a ragged dot: ragged_dot_wgsl.ts): the tiled kernel, its workgroups' tiles from this schedule. */
   readonly grouped?: GroupedGemm;
+  /**
+   * Where the operands' elements are, read in place (a dot_general whose batch, free or
+   * contracting dimensions are not in GEMM form: kernel/gemm_plan.ts stridedGemmOfDot);
+   * its batch, m, n and k must be the spec's, whose transposition flags it replaces.
+   * Default: the spec's layout (gemmLayoutOfSpec).
+   */
+  readonly layout?: StridedGemm;
 }
 
 /**
@@ -132,33 +139,75 @@ export function gemmKernel(spec: GemmSpec, limits: GpuLimits, options: GemmWgslO
   const kind = options.kind ?? (grouped === undefined && plain && (m <= SKINNY_MAX_ROWS || n === 1) ? "skinny" : "tiled");
   // C's matrices: a grouped GEMM's may be more than its batch (one a group and batch).
   const matrices = grouped?.resultMatrices ?? batch;
+  const layout = options.layout ?? gemmLayoutOfSpec(spec);
+  if (layout.batch !== batch || layout.m !== m || layout.n !== n || layout.k !== k) {
+    throw new CompileError(`webgpu ${gemmKernelName(spec)}: its layout is of ${layout.batch}x${layout.m}x${layout.n}x${layout.k}`);
+  }
+  if (grouped !== undefined && options.layout !== undefined) return declined(spec, "a grouped GEMM reads its operands in the spec's layout");
+  // C stored other than row-major [batch..., m, n] (a permutation of it: StridedGemm's outRow and outCol).
+  const permutedOut = layout.outRow !== n || layout.outCol !== 1 || layout.batchAxes.some((a, i) => a.outStride !== m * n * layout.batchAxes.slice(i + 1).reduce((p, x) => p * x.size, 1));
   // A result narrower than a word: by vec4s (n a multiple of 4) or, a 2-byte type, pairs
   // of columns (n even, or one row: else a word would hold two rows' elements, two
   // invocations'); else element by element, through byte stores on an atomic memory.
   const bytes = storageBytes(outputType);
-  const outVectors = n % 4 === 0 && epilogue === undefined && (outputType !== "f32" || kind === "tiled");
-  const outPairs = bytes === 2 && epilogue === undefined && (n % 2 === 0 || matrices * m === 1);
+  // (Stored permuted, columns must still be consecutive: outCol 1, every other stride then a multiple of n.)
+  const columnsInRow = layout.outCol === 1;
+  const outVectors = n % 4 === 0 && epilogue === undefined && (outputType !== "f32" || kind === "tiled") && columnsInRow;
+  const outPairs = bytes === 2 && epilogue === undefined && (n % 2 === 0 || matrices * m === 1) && columnsInRow;
   const atomic = epilogue !== undefined ? epilogue.storesBytes === true : bytes < 4 && !outVectors && !outPairs;
   if (atomic && memory !== "device") return declined(spec, `the ${outputType} output would be stored element by element, which needs memory "device" (its words atomic)`);
+  // Which of an operand's dimensions (its rows or columns, "outer", or k) lies along memory: the spec's; read in place, the one of stride 1.
+  const contiguousOf = (outerStride: number, depthStride: number, specAlong: "k" | "outer"): "k" | "outer" =>
+    options.layout === undefined ? specAlong : depthStride !== 1 && outerStride === 1 ? "outer" : "k";
+  const aAlong = contiguousOf(layout.lhsOuter, layout.lhsDepth, lhsT ? "outer" : "k");
+  const bAlong = contiguousOf(layout.rhsOuter, layout.rhsDepth, rhsT ? "k" : "outer");
   const allowVectors = options.vectorLoads ?? true;
-  // Vector loads need the operand's contiguous extent to be a multiple of 4.
-  const lhsVectors = allowVectors && (lhsT ? m : k) % 4 === 0 && !(grouped?.raggedDepth === true && !lhsT);
-  const rhsVectors = allowVectors && (rhsT ? k : n) % 4 === 0 && !(grouped?.raggedDepth === true && rhsT);
+  // Vector loads need the contiguous dimension's stride 1 and its extent a multiple of 4.
+  // Then a vec4 from a multiple of 4 starts at a multiple of 4 in memory: every other
+  // dimension lies outside that run (the operands are row-major), its stride a multiple of the run's extent.
+  const vectorsFit = (side: "lhs" | "rhs", along: "k" | "outer"): boolean => {
+    const [outer, outerStride, depthStride] = side === "lhs" ? [m, layout.lhsOuter, layout.lhsDepth] : [n, layout.rhsOuter, layout.rhsDepth];
+    const [extent, unit] = along === "k" ? [k, depthStride] : [outer, outerStride];
+    return extent % 4 === 0 && unit === 1;
+  };
+  const lhsVectors = allowVectors && vectorsFit("lhs", aAlong) && !(grouped?.raggedDepth === true && aAlong === "k");
+  const rhsVectors = allowVectors && vectorsFit("rhs", bAlong) && !(grouped?.raggedDepth === true && bAlong === "k");
   const slots = options.slots ?? DEFAULT_SLOTS;
   const lhs = operandAccess("lhs", slots.lhs, lhsType, lhsVectors, memory, accumulator, atomic);
   const rhs = operandAccess("rhs", slots.rhs, rhsType, rhsVectors, memory, accumulator, atomic);
-  // Element offsets of A(z, row, p) and B(z, p, col).
-  const aAt = (row: string, p: string, z: string): string => (lhsT ? `${z} * ${u(m * k)} + (${p}) * ${u(m)} + ${row}` : `${z} * ${u(m * k)} + (${row}) * ${u(k)} + ${p}`);
-  const bMatrix = (z: string): string => (grouped !== undefined ? "bBase" : `${z} * ${u(k * n)}`);
-  const bAt = (p: string, col: string, z: string): string => (rhsT ? `${bMatrix(z)} + (${col}) * ${u(k)} + ${p}` : `${bMatrix(z)} + (${p}) * ${u(n)} + ${col}`);
+  // Element offsets of A(z, row, p) and B(z, p, col): the matrix's start, then the strided
+  // index (the dimension along memory last, unscaled in the spec's layout).
+  const batchOffset = (side: "lhs" | "rhs" | "out", z: string): string => {
+    const axes = layout.batchAxes;
+    if (axes.length === 0) return "0u";
+    // z's index along each axis, the last fastest (z < batch: the first needs no modulo).
+    let inner = 1;
+    const terms: string[] = [];
+    for (let i = axes.length - 1; i >= 0; i--) {
+      const axis = axes[i]!;
+      const quotient = inner === 1 ? z : `${z} / ${u(inner)}`;
+      const index = i === 0 ? (inner === 1 ? z : `(${quotient})`) : `(${quotient} % ${u(axis.size)})`;
+      terms.unshift(`${index} * ${u(side === "lhs" ? axis.lhsStride : side === "rhs" ? axis.rhsStride : axis.outStride)}`);
+      inner *= axis.size;
+    }
+    return terms.join(" + ");
+  };
+  const within = (along: "k" | "outer", outer: string, outerStride: number, p: string, depthStride: number): string => {
+    const scaled = (x: string, stride: number): string => (options.layout !== undefined && stride === 1 ? x : `(${x}) * ${u(stride)}`);
+    return along === "k" ? `${scaled(outer, outerStride)} + ${options.layout === undefined ? p : scaled(p, depthStride)}`
+      : `${scaled(p, depthStride)} + ${options.layout === undefined ? outer : scaled(outer, outerStride)}`;
+  };
+  const aAt = (row: string, p: string, z: string): string => `${batchOffset("lhs", z)} + ${within(aAlong, row, layout.lhsOuter, p, layout.lhsDepth)}`;
+  const bMatrix = (z: string): string => (grouped !== undefined ? "bBase" : batchOffset("rhs", z));
+  const bAt = (p: string, col: string, z: string): string => `${bMatrix(z)} + ${within(bAlong, col, layout.rhsOuter, p, layout.rhsDepth)}`;
   const a: TileOperand = {
     scalar: (row, p, z) => lhs.scalar(aAt(row, p, z)),
-    contiguous: lhsT ? "outer" : "k",
+    contiguous: aAlong,
     ...(lhsVectors ? { vector: (row: string, p: string, z: string) => lhs.vector(aAt(row, p, z)) } : {}),
   };
   const b: TileOperand = {
     scalar: (col, p, z) => rhs.scalar(bAt(p, col, z)),
-    contiguous: rhsT ? "k" : "outer",
+    contiguous: bAlong,
     ...(rhsVectors ? { vector: (col: string, p: string, z: string) => rhs.vector(bAt(p, col, z)) } : {}),
   };
 
@@ -167,7 +216,8 @@ export function gemmKernel(spec: GemmSpec, limits: GpuLimits, options: GemmWgslO
   const outBytes = result.byteSize(matrices * m * n);
   const site = (value: string, row: string, col: string, z: string): EpilogueSite => {
     const fullRow = `(${grouped !== undefined ? "cz" : z} * ${u(m)} + ${row})`;
-    return { value, row: fullRow, col, index: `(${fullRow} * ${u(n)} + ${col})` };
+    const index = permutedOut ? `(${batchOffset("out", z)} + (${row}) * ${u(layout.outRow)} + (${col}) * ${u(layout.outCol)})` : `(${fullRow} * ${u(n)} + ${col})`;
+    return { value, row: fullRow, col, index };
   };
   const store = (value: string, row: string, col: string, z: string): string => {
     const s = site(value, row, col, z);
@@ -177,8 +227,8 @@ export function gemmKernel(spec: GemmSpec, limits: GpuLimits, options: GemmWgslO
   const storePair = !outPairs ? undefined : (value: string, row: string, col: string, z: string) => result.storePair(site(value, row, col, z).index, value);
 
   const bindings: GpuBinding[] = [
-    { binding: 0, name: "lhs", role: "lhs", access: "read", byteSize: lhs.byteSize(batch * m * k) },
-    { binding: 1, name: "rhs", role: "rhs", access: "read", byteSize: rhs.byteSize(batch * k * n) },
+    { binding: 0, name: "lhs", role: "lhs", access: "read", byteSize: lhs.byteSize(options.layout === undefined ? batch * m * k : stridedExtent(layout, "lhs")) },
+    { binding: 1, name: "rhs", role: "rhs", access: "read", byteSize: rhs.byteSize(options.layout === undefined ? batch * k * n : stridedExtent(layout, "rhs")) },
     { binding: 2, name: "out", role: "output", access: "read_write", byteSize: outBytes },
   ];
   for (const extra of epilogue?.bindings ?? []) bindings.push(extra);

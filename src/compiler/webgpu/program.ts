@@ -29,7 +29,7 @@ import { moduleHasQuantization } from "../dump_text.js";
 import { planDonation } from "../program.js";
 import type { CompileOptions } from "../index.js";
 import { isDeclined, quantizedDeclined, type Declined } from "../kernel/declined.js";
-import { MAX_WORKGROUPS_PER_DIMENSION, rowBuffersAllowed, webgpuCapabilities, wgslFusionKernel, wgslOutputFusionKernel, OP_KERNELS, type FusionKernelForms } from "./codegen.js";
+import { MAX_WORKGROUPS_PER_DIMENSION, rowBuffersAllowed, webgpuCapabilities, wgslFusionKernel, wgslOutputFusionKernel, wgslTransposedDotKernel, OP_KERNELS, type FusionKernelForms } from "./codegen.js";
 import { copyKernelWgsl, type WgslKernel } from "./wgsl_kernel.js";
 import { sortStepsWgsl, type SortSteps } from "./sort_wgsl.js";
 import { topKProblem, topKStepsWgsl } from "./top_k_wgsl.js";
@@ -39,6 +39,7 @@ import { fftPassesWgsl } from "./fft_wgsl.js";
 import { customCallKernelWgsl, PARAMETERIZED_KERNELS, type ParameterizedKernel } from "./linalg_wgsl.js";
 import { DEFAULT_GPU_LIMITS, productStorage, type GpuLimits, type TileStaging } from "./gemm_tiles_wgsl.js";
 import { dotDecomposerFor } from "../passes/dot_decomposer.js";
+import { stridedGemmOfDot } from "../kernel/gemm_plan.js";
 import { gpuControlAllowed, planGpuControl, type GpuControlPlan } from "./gpu_control.js";
 import { STATUS_WORDS } from "./ragged_dot_wgsl.js";
 
@@ -129,8 +130,13 @@ function hostReason(inst: Instruction): string {
   return HOST_REASONS[inst.opcode]?.(inst) ?? `no WebGPU kernel for ${inst.opcode} yet`;
 }
 
-/** The dot decomposer of every dot the GEMM kernels take (integers, f8 and halves too), so that a dot whose batch or contracting dimensions are not in GEMM form still runs here. */
-const GPU_DOT_DECOMPOSER = dotDecomposerFor((types) => !isDeclined(productStorage(types)));
+/**
+ * The dot decomposer of every dot the GEMM kernels take (integers, f8 and halves too), so
+ * that a dot whose batch or contracting dimensions are not in GEMM form still runs here;
+ * but a dot whose operands the kernels read in place (attention's heads: batch dimensions
+ * not leading, kernel/gemm_plan.ts stridedGemmOfDot) stays as it is, with no transposes.
+ */
+const GPU_DOT_DECOMPOSER = dotDecomposerFor((types) => !isDeclined(productStorage(types)), (dot) => !isDeclined(stridedGemmOfDot(dot)));
 
 /**
  * Verifies and optimizes `program` and lays it out as steps. Fusion asks the WGSL
@@ -214,6 +220,38 @@ function kernelIndex(ctx: PlanContext, kernel: WgslKernel): number {
 /** The kernel copying `bytes` (rounded up to whole words: every buffer is allocated in 64-byte units). */
 const copyKernel = (ctx: PlanContext, bytes: number): number => kernelIndex(ctx, copyKernelWgsl(bytes, MAX_WORKGROUPS_PER_DIMENSION));
 
+/**
+ * The transpose a loop fusion is, where it only permutes its one operand (a transpose,
+ * maybe reshaped after: attention's heads' outputs [h, s, d] to [s, h·d]): its permutation.
+ */
+function transposeOnly(inst: Instruction): readonly number[] | undefined {
+  if (inst.opcode !== "fusion" || (inst as Instruction<"fusion">).attrs.kind !== "loop" || inst.operands.length !== 1) return undefined;
+  const fused = (inst as Instruction<"fusion">).attrs.calledComputation;
+  let x = fused.root;
+  let reshapes = 0;
+  for (; x.opcode === "reshape"; reshapes++) x = x.operands[0]!;
+  // Nothing else in the fusion: its parameter, the transpose and the reshapes after it.
+  if (x.opcode !== "transpose" || x.operands[0]?.opcode !== "parameter" || fused.instructions.length !== reshapes + 2) return undefined;
+  return (x as Instruction<"transpose">).attrs.permutation;
+}
+
+/**
+ * Dots of `c` whose one use is a fusion that only transposes them, with it and its
+ * permutation. (An epilogue over the product is fused with the transpose into one loop
+ * fusion, not an output fusion then a transpose: such a product is left as it is.)
+ */
+function dotsTransposedAfter(c: Computation): Map<Instruction, { user: Instruction; permutation: readonly number[] }> {
+  const uses = new Map<Instruction, number>([[c.root, 1]]);
+  for (const inst of c.instructions) for (const o of inst.operands) uses.set(o, (uses.get(o) ?? 0) + 1);
+  const found = new Map<Instruction, { user: Instruction; permutation: readonly number[] }>();
+  for (const inst of c.instructions) {
+    const permutation = transposeOnly(inst);
+    const dot = inst.operands[0];
+    if (permutation !== undefined && dot?.opcode === "dot" && uses.get(dot) === 1) found.set(dot, { user: inst, permutation });
+  }
+  return found;
+}
+
 /** The step list of a computation called by control flow (planned once per program: it binds its buffers when it runs). */
 function nestedSteps(c: Computation, ctx: PlanContext): GpuStepList {
   let list = ctx.nested.get(c);
@@ -260,10 +298,19 @@ function planSteps(entry: Computation, ctx: PlanContext, module?: HloModule): { 
   // Loop fusions that may write their result over a parameter operand read element for element (a donated one: decided by decideOutputAliases).
   const overParameter: { step: number; result: number; leaf: number }[] = [];
 
+  // Dots whose one user only transposes them (attention's heads' outputs back to [s, h, d]) write the transposed array: that kernel is left out.
+  const transposedDots = dotsTransposedAfter(entry);
+  const foldedTransposes = new Map<Instruction, Instruction>();
+
   for (const inst of entry.instructions) {
     const named = namedLeaves(inst, leaves, firstLeaf, constants);
     if (named !== undefined) {
       leaves.set(inst, named);
+      continue;
+    }
+    const product = foldedTransposes.get(inst);
+    if (product !== undefined) {
+      leaves.set(inst, leaves.get(product)!);
       continue;
     }
     if (isControlFlow(inst)) {
@@ -274,6 +321,15 @@ function planSteps(entry: Computation, ctx: PlanContext, module?: HloModule): { 
     if (quantized !== undefined) {
       addHost(inst, quantized.declined);
       continue;
+    }
+    const transposed = transposedDots.get(inst);
+    if (transposed !== undefined && !arrayLeaves(inst.shape).every((s) => elementCount(s) === 0)) {
+      const kernel = wgslTransposedDotKernel(inst as Instruction<"dot">, transposed.permutation, limits, ctx.productStaging);
+      if (!isDeclined(kernel)) {
+        addKernelOrHost(inst, kernel, transposed.user.shape);
+        foldedTransposes.set(transposed.user, inst);
+        continue;
+      }
     }
     switch (inst.opcode as Opcode) {
       case "fusion": {
@@ -318,8 +374,8 @@ function planSteps(entry: Computation, ctx: PlanContext, module?: HloModule): { 
     return true;
   }
 
-  /** A kernel step; a parameterized kernel's step passes it its parameter words (linalg_wgsl.ts: flags and sizes). */
-  function addKernelOrHost(inst: Instruction, compiled: WgslKernel | ParameterizedKernel | Declined): void {
+  /** A kernel step; a parameterized kernel's step passes it its parameter words (linalg_wgsl.ts: flags and sizes). `resultShape`: what its results hold (a transposed product's: its user's). */
+  function addKernelOrHost(inst: Instruction, compiled: WgslKernel | ParameterizedKernel | Declined, resultShape: Shape = inst.shape): void {
     if (isDeclined(compiled)) {
       addHost(inst, compiled.declined);
       return;
@@ -329,7 +385,7 @@ function planSteps(entry: Computation, ctx: PlanContext, module?: HloModule): { 
     const operandLists = operandLeaves(inst);
     const operands = operandLists.flat();
     use(operands);
-    const results = newTemps(inst.shape);
+    const results = newTemps(resultShape);
     // A routine's work buffer, bound after the results: live for this step alone.
     const workspaceBytes = "workspaceBytes" in compiled ? compiled.workspaceBytes : undefined;
     const workspace: Location[] = workspaceBytes === undefined ? [] : [{ space: "temp", index: temps.push({ bytes: Math.ceil(workspaceBytes / 64) * 64, defined: steps.length, lastUse: steps.length }) - 1 }];

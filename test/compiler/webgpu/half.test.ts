@@ -414,8 +414,8 @@ test("bf16 dots and convolutions on the GPU: pairs widened by shifts, summed in 
     convGeneralDilated(x, k, [1, 1], [[1, 1], [1, 1]], [], [], NHWC, 1, 1),
     // Attention as JAX writes it, q and k as [batch, position, head, depth]: the scores
     // ("BTNH,BSNH->BNTS", bf16) and one query's weights times the values ("BNTS,BSNH",
-    // f32: the skinny kernel), their batch dimensions brought first by the dot
-    // decomposer's transposes (the scores' keys as [batch, n, k], rows copied: NT).
+    // f32: the skinny kernel), their operands read in place through their strides (the
+    // batch dimensions not leading: kernel/gemm_plan.ts stridedGemmOfDot).
     dotGeneral(q, keys, { lhsBatchDimensions: [0, 2], rhsBatchDimensions: [0, 2], lhsContractingDimensions: [3], rhsContractingDimensions: [3] }),
     dotGeneral(p, keys, { lhsBatchDimensions: [0, 1], rhsBatchDimensions: [0, 2], lhsContractingDimensions: [3], rhsContractingDimensions: [1] }, { preferredElementType: "f32" }),
     // f32 activations times bf16 weights (the shape rules' mixed dot: an f32 result).
@@ -430,7 +430,7 @@ test("bf16 dots and convolutions on the GPU: pairs widened by shifts, summed in 
   const exe = await compile(program, { backend: "webgpu" });
   try {
     const dump = exe.dump();
-    for (const name of [/gemm 37x32x64 NN f32 from bf16 to f32, tiled .*epilogue fused/, /convolution .*tiled/, /gemm 6x5x8x16 NT f32 from bf16 to bf16, tiled/, /gemm 6x1x16x8 NN f32 from bf16 to f32, skinny/, /gemm 8x32x64 NN f32 from f32 x bf16 to f32, tiled/]) assert.match(dump, name);
+    for (const name of [/gemm 37x32x64 NN f32 from bf16 to f32, tiled .*epilogue fused/, /convolution .*tiled/, /gemm 6x5x8x16 in place \(strides A 240,16;48;1, B 384,16;48;1\) f32 from bf16 to bf16, tiled/, /gemm 6x1x16x8 in place \(strides A 24,8;0;1, B 384,16;1;48\) f32 from bf16 to f32, skinny/, /gemm 8x32x64 NN f32 from f32 x bf16 to f32, tiled/]) assert.match(dump, name);
     assert.deepEqual(exe.stats.interpreted, [], "no host step");
 
     const random = rng(41);
