@@ -10,7 +10,8 @@
 // stored [b][k][m] (lhsTransposed) and B [b][n][k] (rhsTransposed).
 
 import type { Instruction } from "../../ir/computation.js";
-import type { ArrayShape } from "../../types/shape.js";
+import { elementCount, type ArrayShape } from "../../types/shape.js";
+import { roundUp } from "../../types/index_util.js";
 import type { Declined } from "./declined.js";
 
 export type GemmElement = "f32" | "f64";
@@ -28,8 +29,6 @@ export interface GemmSpec {
   /** B is stored [batch][n][k]. */
   readonly rhsTransposed?: boolean;
 }
-
-const roundUp = (x: number, to: number): number => Math.ceil(x / to) * to;
 
 /**
  * The GEMM a dot_general is, when its batch dimensions lead (in order) on both sides,
@@ -57,7 +56,6 @@ export function gemmGeometryOfDot(dot: Instruction<"dot">): Omit<GemmSpec, "elem
   const nb = lb.length;
   if (lb.some((d, i) => d !== i) || rb.some((d, i) => d !== i)) return { declined: "dot: batch dimensions do not lead in order" };
   if (lc.length !== 1 || rc.length !== 1) return { declined: `dot: ${lc.length} contracting dimensions (gemm takes exactly one)` };
-  const product = (ds: readonly number[]): number => ds.reduce((p, d) => p * d, 1);
   const lRank = l.dimensions.length;
   const rRank = r.dimensions.length;
   const lcd = lc[0]!;
@@ -72,10 +70,10 @@ export function gemmGeometryOfDot(dot: Instruction<"dot">): Omit<GemmSpec, "elem
   if (rcd === nb) rhsTransposed = false;
   else if (rcd === rRank - 1) rhsTransposed = true;
   else return { declined: "dot: rhs contracting dimension sits between free dimensions" };
-  const batch = product(l.dimensions.slice(0, nb));
+  const batch = elementCount(l.dimensions.slice(0, nb));
   const k = l.dimensions[lcd]!;
-  const m = product(l.dimensions.slice(nb).filter((_, i) => i + nb !== lcd));
-  const n = product(r.dimensions.slice(nb).filter((_, i) => i + nb !== rcd));
+  const m = elementCount(l.dimensions.slice(nb).filter((_, i) => i + nb !== lcd));
+  const n = elementCount(r.dimensions.slice(nb).filter((_, i) => i + nb !== rcd));
   return { batch, m, n, k, lhsTransposed, rhsTransposed };
 }
 

@@ -47,14 +47,14 @@ import {
   checkGemmSpec, gemmBalance, gemmElementBytes, gemmKernelName, gemmTiling, packedBOf, planGemm, ROW_DOT_COLUMNS, streamedPanelsOf, type GemmSchedule, type GemmSpec, type GemmTiling,
   type PackedB, type SplitBalance,
 } from "../kernel/gemm_plan.js";
+import { range } from "../../types/arrays.js";
+import { roundUp } from "../../types/index_util.js";
 import type { NativeCpu, NativeKernel } from "./kernel.js";
 import { SYM, symbolize } from "./c_source.js";
 import {
   aPackSource, bColumnsPackSource, familyRegisters, gemmFamily, microkernelSource, nextPanelPrefetch, partialPanelSource, readsRowsInPlace, rowTailSource, scheduleTile, tilesPackB,
   wideRowTailSource, type GemmFamily, type NextPanelPrefetch,
 } from "./gemm_c_family.js";
-
-const roundUp = (x: number, to: number): number => Math.ceil(x / to) * to;
 
 /** A GEMM routine's C definitions, and its work split and scratch size. */
 export interface GemmRoutine {
@@ -391,7 +391,6 @@ function gemvRoutine(schedule: GemmSchedule, prefix: string, finish?: string): G
   const tile = streamTileBytes(m) / es;
   // Rows of the buffer half a KiB apart modulo 4 KiB, so that they do not alias each other either.
   const rowStride = tile + 512 / es;
-  const range = (count: number): number[] => Array.from({ length: count }, (_, i) => i);
   const rows = range(sweepRows);
   const A = (i: string, p: string): string => `a[${i} * ${aRow} + (${p}) * ${aK}]`;
   const source = `
@@ -453,7 +452,6 @@ function gemvPanelRoutine(schedule: GemmSchedule, family: GemmFamily, prefix: st
   const vectors = panelColumns / lanes;
   if (!Number.isInteger(vectors) || vectors < 1 || chunk % panelColumns !== 0) throw new Error(`gemvPanelRoutine: panels of ${panelColumns} columns, chunks of ${chunk}, vectors of ${lanes}`);
   const p = prefix;
-  const range = (count: number): number[] => Array.from({ length: count }, (_, i) => i);
   const sums = range(m).flatMap((i) => range(vectors).map((v) => `s${i}_${v}`));
   const A = (i: number): string => `a[${i * aRow} + q * ${aK}]`;
   const source = `
@@ -506,7 +504,6 @@ function rowDotsRoutine(schedule: GemmSchedule, family: GemmFamily, prefix: stri
   const wide = m * ROW_DOT_COLUMNS + ROW_DOT_COLUMNS + 1 <= familyRegisters(family);
   const group = wide ? ROW_DOT_COLUMNS : 2;
   const p = prefix;
-  const range = (count: number): number[] => Array.from({ length: count }, (_, i) => i);
   // dots<g>(a, b, c, s): C[i][q·s] = A[i] · B[q·s] for i < m, q < g (A's rows k apart, B's rows k apart, C's n apart).
   const dots = (g: number): string => {
     const pairs = range(m).flatMap((i) => range(g).map((q) => [i, q] as const));

@@ -40,8 +40,6 @@ import { COMBINE_OP, copyKernelWgsl, WORKGROUP_SIZE, type WgslKernel } from "./w
 
 export const u = (x: number): string => `${x}u`;
 const i32 = (x: number): string => `${x}i`;
-// The element count under the name sort_wgsl.ts still imports (types/shape.ts has the one definition).
-export const product = elementCount;
 
 /**
  * A WGSL function `clampedIndex(a: u32, lo: i32, hi: i32) -> i32`: the integer of `type`

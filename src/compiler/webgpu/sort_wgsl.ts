@@ -33,12 +33,12 @@
 
 import type { Computation, Instruction } from "../../ir/computation.js";
 import { rowMajorStrides } from "../../types/index_util.js";
-import { arrayShape, type ArrayShape } from "../../types/shape.js";
+import { arrayShape, type ArrayShape, elementCount } from "../../types/shape.js";
 import { DeclinedError, type Declined } from "../kernel/declined.js";
 import { KernelGraph } from "../kernel/graph.js";
 import { lowerScalarBody } from "../kernel/lower_fusion.js";
 import { ELEMENT_TYPES, type ElementType } from "../../types/element_type.js";
-import { copyElementsKernel, elementKernel, neededNodes, product, tooLarge, u } from "./op_kernels_wgsl.js";
+import { copyElementsKernel, elementKernel, neededNodes, tooLarge, u } from "./op_kernels_wgsl.js";
 import { unsupportedType, WGSL_HELPERS, WgslValues, wgslMathSources, type WgslMathName } from "./wgsl_values.js";
 import { loadAs, memoryHelpers, type WgslKernel } from "./wgsl_kernel.js";
 import type { GpuLimits } from "./gemm_tiles_wgsl.js";
@@ -124,7 +124,7 @@ function sortParts(inst: Instruction<"sort">): SortParts | Declined {
   const comparator = comparatorFunction(operands, inst.attrs.comparator, stride, "webgpu sort");
   if ("declined" in comparator) return comparator;
   const n = dims[dimension]!;
-  return { dims, dimension, n, lanes: product(dims) / n, strides, stride, bytes: operands.map((o) => ELEMENT_TYPES[o.elementType].storageBytes), comparator };
+  return { dims, dimension, n, lanes: elementCount(dims) / n, strides, stride, bytes: operands.map((o) => ELEMENT_TYPES[o.elementType].storageBytes), comparator };
 }
 
 /** WGSL statements setting `base`, the first element of lane `lane` (its index over the dims other than the sort's, row-major). */

@@ -33,10 +33,10 @@ import { InstructionFactory } from "../../ir/factory.js";
 import { maxOf } from "../../types/arrays.js";
 import { rowMajorStrides } from "../../types/index_util.js";
 import { ELEMENT_TYPES, type ElementType } from "../../types/element_type.js";
-import { arrayShape, type ArrayShape } from "../../types/shape.js";
+import { arrayShape, type ArrayShape, elementCount } from "../../types/shape.js";
 import { approxTopKForm, topKComparatorBody } from "../expansions/top_k.js";
 import { isDeclined, type Declined } from "../kernel/declined.js";
-import { copyElementsKernel, product, tooLarge, u } from "./op_kernels_wgsl.js";
+import { copyElementsKernel, tooLarge, u } from "./op_kernels_wgsl.js";
 import { comparatorFunction, GOES_FIRST, narrow, SORT_INVOCATIONS, WGSL_SORT_KEY_TYPES, type SortSlot, type SortStep, type SortSteps, type WgslComparator } from "./sort_wgsl.js";
 import { DEFAULT_GPU_LIMITS } from "./gemm_tiles_wgsl.js";
 import { WGSL_HELPERS, wgslMathSources } from "./wgsl_values.js";
@@ -184,7 +184,7 @@ export function topKStepsWgsl(problem: TopKProblem, maxWorkgroupsPerDimension: n
   const strides = rowMajorStrides(dims);
   const comparator = comparatorFunction(operands, problem.comparator, strides[dimension]!, "webgpu top-k");
   if (isDeclined(comparator)) return comparator;
-  const g: Geometry = { problem, n, lanes: product(dims) / n, strides, k, run, comparator };
+  const g: Geometry = { problem, n, lanes: elementCount(dims) / n, strides, k, run, comparator };
   const stages = stagesOf(n, run);
   const narrowResults = problem.results.flatMap((r, index) => ("operand" in r && narrow(ELEMENT_TYPES[operands[r.operand]!.elementType].storageBytes) ? [index] : []));
   // Temporaries: each stage's runs but the last's, then the positions the narrow results are gathered through.
