@@ -11,7 +11,7 @@
 
 import type { Instruction } from "../../ir/computation.js";
 import { elementCount, type ArrayShape } from "../../types/shape.js";
-import { roundUp } from "../../types/index_util.js";
+import { roundUp, rowMajorStrides } from "../../types/index_util.js";
 import type { Declined } from "./declined.js";
 
 export type GemmElement = "f32" | "f64";
@@ -133,17 +133,6 @@ export function stridedExtent(g: StridedGemm, side: "lhs" | "rhs"): number {
   const [outerStride, depthStride] = side === "lhs" ? [g.lhsOuter, g.lhsDepth] : [g.rhsOuter, g.rhsDepth];
   const batchSpan = g.batchAxes.reduce((s, a) => s + (a.size - 1) * (side === "lhs" ? a.lhsStride : a.rhsStride), 0);
   return 1 + batchSpan + (outer - 1) * outerStride + (g.k - 1) * depthStride;
-}
-
-/** Row-major strides of an array's dimensions. */
-function rowMajorStrides(dims: readonly number[]): number[] {
-  const strides = new Array<number>(dims.length);
-  let s = 1;
-  for (let i = dims.length - 1; i >= 0; i--) {
-    strides[i] = s;
-    s *= dims[i]!;
-  }
-  return strides;
 }
 
 /**
