@@ -85,12 +85,18 @@ function usageOf(name: string, spec: OptionSpec): string {
   return name.startsWith("--") ? `${name} VALUE` : `${name}=VALUE`;
 }
 
+/** An option's help line: its help, what it takes (where that says more than "a value") and its default. */
+function helpOf(spec: OptionSpec): string {
+  const plain = spec.kind === "flag" || (spec.kind === "string" && spec.choices === undefined && spec.pattern === undefined);
+  return `${spec.help}${plain ? "" : `: ${expected(spec)}`}${describeDefault(spec)}`;
+}
+
 /** The probe's options, one a line: what `help` prints and what a refusal lists. */
 export function probeUsage(probe: string, spec: ProbeSpec): string {
   const lines: [string, string][] = [];
-  for (const w of spec.words ?? []) lines.push([`[${w.name}]`, `${w.help}: ${expected(w)}${describeDefault(w)}`]);
+  for (const w of spec.words ?? []) lines.push([`[${w.name}]`, helpOf(w)]);
   if (spec.rest !== undefined) lines.push([`[${spec.rest.name} ...]`, `${spec.rest.help}${spec.rest.pattern !== undefined ? ` (${spec.rest.pattern.source})` : ""}`]);
-  for (const [name, o] of Object.entries(spec.options ?? {})) lines.push([usageOf(name, o), `${o.help}${o.kind === "flag" ? "" : `: ${expected(o)}`}${describeDefault(o)}`]);
+  for (const [name, o] of Object.entries(spec.options ?? {})) lines.push([usageOf(name, o), helpOf(o)]);
   const width = Math.max(0, ...lines.map(([u]) => u.length));
   return [`${probe} takes:`, ...lines.map(([u, h]) => `  ${u.padEnd(width)}  ${h}`), `  ${"help".padEnd(width)}  these lines`].join("\n");
 }

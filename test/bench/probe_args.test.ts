@@ -109,8 +109,8 @@ test("probe args: help (or --help) gives every option with its default, wherever
   assert.match(usage, /\n {2}backend=VALUE +the backend: one of native\|wasm \(default native\)\n/);
   assert.match(usage, /\n {2}threads=VALUE +thread counts: comma-separated numbers \(each at least 1\) \(default 1,2\)\n/);
   assert.match(usage, /\n {2}cold +caches flushed\n/);
-  assert.match(usage, /\n {2}--wgsl VALUE +where to write the WGSL: a value\n/);
-  assert.match(usage, /\n {2}\[kind\] +the workload: a value \(default softmax\)\n/);
+  assert.match(usage, /\n {2}--wgsl VALUE +where to write the WGSL\n/);
+  assert.match(usage, /\n {2}\[kind\] +the workload \(default softmax\)\n/);
   assert.match(usage, /\n {2}\[shapes \.\.\.\] +MxKxN \(\^\\d\+x\\d\+x\\d\+\$\)\n/);
   assert.match(usage, /\n {2}help +these lines$/);
 });
