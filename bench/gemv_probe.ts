@@ -48,7 +48,7 @@ const given = probeArgs("gemv_probe", {
     rounds: { kind: "number", default: 30, min: 1, integer: true, help: "rounds" },
     f64: { kind: "flag", help: "f64 instead of f32" },
     cold: { kind: "flag", help: "the weights replaced by another copy on every call" },
-    narrow: { kind: "string", default: "1", choices: ["0", "1", "only"], help: "the f32 weights also as narrow types (0: not; only: only them)" },
+    narrow: { kind: "string", default: "1", choices: ["0", "1", "only"], help: "the f32 weights also as int8 and bf16 (0: not; only: only those)" },
     shapes: { kind: "string", default: "all", choices: ["all", "decode", "step"], help: "which products" },
     cpu: { kind: "flag", help: "per CPU second (one thread)" },
     constant: { kind: "flag", help: "the weights as constants" },

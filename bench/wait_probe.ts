@@ -20,8 +20,9 @@ const { only, phase, runs, runners: picked } = probeArgs("wait_probe", {
   options: {
     only: { kind: "list", default: ["gpt2", "mlp-infer"], help: "workload kinds" },
     phase: { kind: "string", default: "decode", choices: ["decode", "prefill"], help: "gpt2's phase" },
-    runs: { kind: "number", default: 200, min: 1, integer: true, help: "runs of each runner" },
-    runners: { kind: "list", default: ["xlats-wasm", "ort-web"], help: "the runners" },
+    // The first five runs of each are a warm-up, left out of the figures.
+    runs: { kind: "number", default: 200, min: 6, integer: true, help: "runs of each runner (the first five not counted)" },
+    runners: { kind: "list", default: ["xlats-wasm", "ort-web"], pattern: /^(xlats-wasm|ort-web)$/, help: "the runners" },
   },
 });
 
