@@ -14,6 +14,8 @@ const spec = {
     base: { kind: "string", help: "another checkout's directory" },
     only: { kind: "list", default: ["gpt2", "mlp-infer"], help: "workloads" },
     threads: { kind: "list", of: "number", default: [1, 2], min: 1, help: "thread counts" },
+    runners: { kind: "list", pattern: /^(xlats-wasm|ort-web)$/, help: "runners" },
+    split: { kind: "number", default: 1, min: 1, max: 2, integer: true, help: "threads a call" },
     tiling: { kind: "repeated", help: "a tiling override (JSON)" },
     cold: { kind: "flag", help: "caches flushed" },
     "--quick": { kind: "flag", help: "small sizes" },
@@ -40,7 +42,7 @@ const refusal = (...argv: string[]): string => {
 
 test("probe args: nothing given, every default (undefined where there is none)", () => {
   assert.deepEqual(values(), {
-    rounds: 20, seconds: 2.5, backend: "native", base: undefined, only: ["gpt2", "mlp-infer"], threads: [1, 2],
+    rounds: 20, seconds: 2.5, backend: "native", base: undefined, only: ["gpt2", "mlp-infer"], threads: [1, 2], runners: undefined, split: 1,
     tiling: [], cold: false, "--quick": false, "--wgsl": undefined, kind: "softmax", runs: 3, shapes: [],
   });
 });
@@ -58,6 +60,8 @@ test("probe args: each kind typed, in any order, positional words and the rest i
   assert.equal(base, "/tmp/main");
   assert.deepEqual(v.only, ["gpt2"]);
   assert.deepEqual(threads, [2, 1]);
+  assert.deepEqual(values("runners=ort-web,xlats-wasm").runners, ["ort-web", "xlats-wasm"]);
+  assert.equal(values("split=2").split, 2);
   assert.deepEqual(v.tiling, ["{\"mc\":6,\"nc\":8}", "{}"]);
   assert.equal(v.cold, true);
   assert.equal(v["--quick"], true);
@@ -89,6 +93,8 @@ test("probe args: a bad number, a value out of its choices, a flag given a value
   assert.equal(refusal("seconds=Infinity"), "probe_x: seconds=Infinity: seconds takes a number, at least 0");
   assert.equal(refusal("threads=1,,2"), "probe_x: threads=1,,2: threads takes comma-separated numbers (each at least 1)");
   assert.equal(refusal("threads=0"), "probe_x: threads=0: threads takes comma-separated numbers (each at least 1)");
+  assert.equal(refusal("split=3"), "probe_x: split=3: split takes a whole number, at least 1 and at most 2");
+  assert.equal(refusal("runners=xlats-wasm,ort-wb"), "probe_x: runners=xlats-wasm,ort-wb: runners takes comma-separated values (each matching ^(xlats-wasm|ort-web)$)");
   assert.equal(refusal("backend=nativ"), "probe_x: backend=nativ: backend takes one of native|wasm");
   assert.equal(refusal("cold=1"), "probe_x: cold=1: cold is a flag and takes no value");
   assert.equal(refusal("rounds"), "probe_x: rounds: rounds takes a value (rounds=...)");
