@@ -15,8 +15,9 @@
 import { availableParallelism } from "node:os";
 import { allReduce, arrayShape, Literal, parameter, scalarReducer, XlaBuilder } from "../src/index.js";
 import { createClient } from "../src/runtime/index.js";
+import { probeArgs } from "./harness/probe_args.js";
 
-const quick = process.argv.includes("--quick");
+const { "--quick": quick } = probeArgs("allreduce", { options: { "--quick": { kind: "flag", help: "one size (1 MiB), fewer runs" } } });
 const SIZES = quick ? [1 << 20] : [1 << 20, 64 << 20];
 const DEVICES = [2, 4, 8];
 const WARMUP = 2;

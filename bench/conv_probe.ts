@@ -8,12 +8,15 @@ import { detectWasmTarget } from "../src/compiler/wasm/features.js";
 import { MEMORY_MAX_PAGES } from "../src/compiler/wasm/kernel.js";
 import { isDeclined } from "../src/compiler/kernel/declined.js";
 import { ThreadPool } from "../src/compiler/wasm/thread_pool.js";
+import { probeArgs } from "./harness/probe_args.js";
 
-const args = process.argv.slice(2);
-const threadsArg = args.find((x) => x.startsWith("threads="));
-const threadCounts = threadsArg ? threadsArg.slice(8).split(",").map(Number) : [1];
-const secondsArg = args.find((x) => x.startsWith("seconds="));
-const seconds = secondsArg ? Number(secondsArg.slice(8)) : 4;
+const { threads: threadCounts, seconds, fma } = probeArgs("conv_probe", {
+  options: {
+    threads: { kind: "list", of: "number", default: [1], min: 1, help: "thread counts, timed in turn" },
+    seconds: { kind: "number", default: 4, min: 0, help: "seconds each thread count is timed" },
+    fma: { kind: "flag", help: "the kernel with relaxed-SIMD multiply-adds" },
+  },
+});
 const [N, H, W, C, O, K] = [8, 64, 64, 32, 64, 3];
 const b = new XlaBuilder("conv");
 const x = parameter(b, 0, arrayShape("f32", [N, H, W, C]));
@@ -24,7 +27,7 @@ const root = convGeneralDilated(x, w, [1, 1], [[1, 1], [1, 1]], [], [], {
   outputBatchDimension: 0, outputFeatureDimension: 3, outputSpatialDimensions: [1, 2],
 });
 const target = detectWasmTarget();
-const kernel = emitConvKernel(root.instruction as Instruction<"convolution">, target, args.includes("fma") ? { fma: true } : {});
+const kernel = emitConvKernel(root.instruction as Instruction<"convolution">, target, fma ? { fma: true } : {});
 if (isDeclined(kernel)) throw new Error(kernel.declined);
 const flops = 2 * N * H * W * O * K * K * C;
 console.log(`target ${JSON.stringify(target)} ${kernel.name}`);

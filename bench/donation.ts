@@ -12,8 +12,9 @@
 
 import { constantR0, dynamicUpdateSlice, Literal, parameter, arrayShape, XlaBuilder, type Computation } from "../src/index.js";
 import { createClient, type Client, type DeviceBuffer, type LoadedExecutable } from "../src/runtime/index.js";
+import { probeArgs } from "./harness/probe_args.js";
 
-const quick = process.argv.includes("--quick");
+const { "--quick": quick } = probeArgs("donation", { options: { "--quick": { kind: "flag", help: "fewer rounds, the 1024-row cache only" } } });
 const ROUNDS = quick ? 5 : 15;
 const STEPS = 16;
 const WIDTH = 256;

@@ -26,20 +26,25 @@ import { median } from "./harness/runner.js";
 import { buildComputation } from "./workloads/index.js";
 import { toLiterals } from "./runners/xlats_interpreter.js";
 import { describe, donatedInputs, makeInputs } from "./workloads/specs.js";
+import { probeArgs } from "./harness/probe_args.js";
 
 setFlagsFromString("--expose-gc");
 const gc = runInNewContext("gc") as () => void;
 
-const args = process.argv.slice(2);
-const arg = (name: string, fallback: string): string => args.find((a) => a.startsWith(`${name}=`))?.slice(name.length + 1) ?? fallback;
-const only = arg("only", "gpt2").replace(/^encoder$/, "transformer");
-const backendArg = arg("backend", "wasm");
-if (backendArg !== "native" && backendArg !== "wasm") throw new Error(`backend=${backendArg}: native or wasm`);
-const backend: "native" | "wasm" = backendArg;
-const threads = Number(arg("threads", "1"));
-const rounds = Number(arg("rounds", "10"));
-const runsPerRound = Number(arg("runs", "100"));
-const w = planWorkloads(false).map((p) => p.full).find((x) => x.kind === only && (x.kind !== "gpt2" || x.phase === arg("phase", "decode")));
+const options = probeArgs("executor_probe", {
+  options: {
+    only: { kind: "string", default: "gpt2", help: "the workload (gpt2, mlp-infer, encoder, ...)" },
+    phase: { kind: "string", default: "decode", choices: ["decode", "prefill"], help: "gpt2's phase" },
+    backend: { kind: "string", default: "wasm", choices: ["wasm", "native"], help: "the backend" },
+    threads: { kind: "number", default: 1, min: 1, integer: true, help: "the device's threads" },
+    rounds: { kind: "number", default: 10, min: 1, integer: true, help: "rounds, the programs alternating" },
+    runs: { kind: "number", default: 100, min: 1, integer: true, help: "runs of each program a round" },
+  },
+});
+// The bench calls the transformer encoder "encoder" in its tables; its workload kind is "transformer".
+const only = options.only.replace(/^encoder$/, "transformer");
+const { backend, threads, rounds, runs: runsPerRound } = options;
+const w = planWorkloads(false).map((p) => p.full).find((x) => x.kind === only && (x.kind !== "gpt2" || x.phase === options.phase));
 if (w === undefined) throw new Error(`no workload ${only}`);
 const inputs = makeInputs(w);
 const donated = donatedInputs(w);

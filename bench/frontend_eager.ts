@@ -9,8 +9,14 @@
 
 import { loadavg } from "node:os";
 import { numpy as np, type ConcreteArray, type FrontendArray } from "../src/index.js";
+import { probeArgs } from "./harness/probe_args.js";
 
-const [rounds = 7, calls = 5000] = process.argv.slice(2).map(Number);
+const { rounds, calls } = probeArgs("frontend_eager", {
+  words: [
+    { name: "rounds", kind: "number", default: 7, min: 1, integer: true, help: "rounds, each op beside the baseline" },
+    { name: "calls", kind: "number", default: 5000, min: 1, integer: true, help: "calls of each op a round" },
+  ],
+});
 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 

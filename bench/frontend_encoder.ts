@@ -19,13 +19,21 @@ import { numpy as np, nn, jit, valueAndGrad, type ConcreteArray, type FrontendAr
 import { buildEncoderBlock } from "./workloads/transformer.js";
 import { inputShapes, makeInputs, type Workload } from "./workloads/specs.js";
 import { balancedRounds, benchBackends, handBuiltProgram, jaxJsPeer, paired, printPairRatios, printRatios, type Timing } from "./frontend_common.js";
+import { probeArgs } from "./harness/probe_args.js";
 
 type A = FrontendArray;
 type Weights = [A, A, A, A, A, A, A, A];
 
-const argv = process.argv.slice(2).map(Number);
-const [seq, model, heads, ff] = argv.length >= 4 ? argv : [128, 256, 4, 1024];
-const w: Extract<Workload, { kind: "transformer" }> = { kind: "transformer", seq: seq!, model: model!, heads: heads!, ff: ff! };
+const { seq, model, heads, ff, rounds: roundsGiven } = probeArgs("frontend_encoder", {
+  words: [
+    { name: "seq", kind: "number", default: 128, min: 1, integer: true, help: "sequence length" },
+    { name: "model", kind: "number", default: 256, min: 1, integer: true, help: "model width" },
+    { name: "heads", kind: "number", default: 4, min: 1, integer: true, help: "attention heads (dividing model)" },
+    { name: "ff", kind: "number", default: 1024, min: 1, integer: true, help: "the MLP's width" },
+    { name: "rounds", kind: "number", min: 1, integer: true, help: "paired rounds (default: balancedRounds)" },
+  ],
+});
+const w: Extract<Workload, { kind: "transformer" }> = { kind: "transformer", seq, model, heads, ff };
 const { seq: S, model: D, heads: H } = w;
 const dh = D / H;
 const learningRate = 0.01;
@@ -142,7 +150,7 @@ async function main(): Promise<void> {
   const calls = 5;
   const pairs = [["front native", "jax-js"], ["front wasm", "jax-js"], ["front native", "hand native"], ["front wasm", "hand wasm"], ["front native", "front wasm"]] as const;
   const time = async (candidates: Record<string, () => void | Promise<void>>): Promise<[Record<string, Timing>, number]> => {
-    const rounds = argv[4] ?? balancedRounds(Object.keys(candidates).length);
+    const rounds = roundsGiven ?? balancedRounds(Object.keys(candidates).length);
     return [await paired(candidates, calls, rounds), rounds];
   };
   const [fwd, fwdRounds] = await time({ ...forwards, ...(jaxForward ? { "jax-js": jaxForward } : {}) });

@@ -12,16 +12,22 @@ import { numpy as np, nn, jit, valueAndGrad, treeMap, type ConcreteArray, type F
 import { buildMlpStep } from "./workloads/mlp.js";
 import { inputShapes, makeInputs, type Workload } from "./workloads/specs.js";
 import { balancedRounds, handBuiltProgram, paired, printRatios } from "./frontend_common.js";
+import { probeArgs } from "./harness/probe_args.js";
 
 type A = FrontendArray;
 type Params = [A, A, A, A];
 
-const [backendArg = "native", ...rest] = process.argv.slice(2);
-if (backendArg !== "wasm" && backendArg !== "native") throw new Error(`the backend must be wasm or native, not ${backendArg}`);
-const backend = backendArg;
-const sizes = rest.map(Number);
-const [batch, inputs, hidden, classes] = sizes.length >= 4 ? sizes : [64, 256, 256, 10];
-const w: Extract<Workload, { kind: "mlp" }> = { kind: "mlp", batch: batch!, inputs: inputs!, hidden: hidden!, classes: classes!, learningRate: 0.1 };
+const { backend, batch, inputs, hidden, classes, rounds: roundsGiven } = probeArgs("frontend_jit_call", {
+  words: [
+    { name: "backend", kind: "string", default: "native", choices: ["wasm", "native"], help: "the backend" },
+    { name: "batch", kind: "number", default: 64, min: 1, integer: true, help: "batch" },
+    { name: "inputs", kind: "number", default: 256, min: 1, integer: true, help: "input features" },
+    { name: "hidden", kind: "number", default: 256, min: 1, integer: true, help: "hidden units" },
+    { name: "classes", kind: "number", default: 10, min: 1, integer: true, help: "classes" },
+    { name: "rounds", kind: "number", min: 1, integer: true, help: "paired rounds (default: balancedRounds(3, 6))" },
+  ],
+});
+const w: Extract<Workload, { kind: "mlp" }> = { kind: "mlp", batch, inputs, hidden, classes, learningRate: 0.1 };
 
 const data = makeInputs(w);
 const shapes = inputShapes(w);
@@ -47,7 +53,7 @@ const candidates = {
     for (const u of updated) u.dispose();
   },
 };
-const rounds = Number(rest[4] ?? balancedRounds(3, 6));
+const rounds = roundsGiven ?? balancedRounds(3, 6);
 const calls = Math.max(5, Math.round(1e8 / (6 * w.batch * (w.inputs * w.hidden + w.hidden * w.classes))));
 const steps = await paired(candidates, calls, rounds);
 console.log(`${backend}: mlp step ${w.inputs}-${w.hidden}-${w.classes} b${w.batch}, ${rounds} rounds of ${calls} calls, load ${loadavg().map((l) => l.toFixed(1)).join(" ")}`);

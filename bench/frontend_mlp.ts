@@ -12,13 +12,21 @@ import { numpy as np, nn, jit, valueAndGrad, treeMap, type ConcreteArray, type F
 import { buildMlpStep } from "./workloads/mlp.js";
 import { inputShapes, makeInputs, type Workload } from "./workloads/specs.js";
 import { balancedRounds, benchBackends, handBuiltProgram, jaxJsPeer, paired, printPairRatios, printRatios } from "./frontend_common.js";
+import { probeArgs } from "./harness/probe_args.js";
 
 type A = FrontendArray;
 type Params = [A, A, A, A];
 
-const argv = process.argv.slice(2).map(Number);
-const [batch, inputs, hidden, classes] = argv.length >= 4 ? argv : [64, 256, 256, 10];
-const w: Extract<Workload, { kind: "mlp" }> = { kind: "mlp", batch: batch!, inputs: inputs!, hidden: hidden!, classes: classes!, learningRate: 0.1 };
+const { batch, inputs, hidden, classes, rounds: roundsGiven } = probeArgs("frontend_mlp", {
+  words: [
+    { name: "batch", kind: "number", default: 64, min: 1, integer: true, help: "batch" },
+    { name: "inputs", kind: "number", default: 256, min: 1, integer: true, help: "input features" },
+    { name: "hidden", kind: "number", default: 256, min: 1, integer: true, help: "hidden units" },
+    { name: "classes", kind: "number", default: 10, min: 1, integer: true, help: "classes" },
+    { name: "rounds", kind: "number", min: 1, integer: true, help: "paired rounds (default: balancedRounds)" },
+  ],
+});
+const w: Extract<Workload, { kind: "mlp" }> = { kind: "mlp", batch, inputs, hidden, classes, learningRate: 0.1 };
 
 async function main(): Promise<void> {
   const data = makeInputs(w);
@@ -55,7 +63,7 @@ async function main(): Promise<void> {
 
   const calls = Math.max(5, Math.round(2e8 / (6 * w.batch * (w.inputs * w.hidden + w.hidden * w.classes))));
   if (jaxJs !== undefined) candidates["jax-js"] = jaxJs;
-  const rounds = argv[4] ?? balancedRounds(Object.keys(candidates).length);
+  const rounds = roundsGiven ?? balancedRounds(Object.keys(candidates).length);
   const steps = await paired(candidates, calls, rounds);
   console.log(`mlp step ${w.inputs}-${w.hidden}-${w.classes} b${w.batch}, ${rounds} rounds of ${calls} calls, load ${loadavg().map((l) => l.toFixed(1)).join(" ")}`);
   printRatios(steps, "hand wasm");

@@ -48,17 +48,37 @@ import { pathToFileURL } from "node:url";
 import { anyGemmRoutine } from "../src/compiler/native/gemm_c.js";
 import { familyByName, gemmFamily, type GemmFamily, type GemmFamilyName } from "../src/compiler/native/gemm_c_family.js";
 import { nativeToolchain } from "../src/compiler/native/toolchain.js";
+import { probeArgs } from "./harness/probe_args.js";
 import { parseCachesOverride } from "../src/compiler/native/cpu_caches.js";
 import { BALANCE } from "../src/compiler/native/glue.js";
 import { gemmTiling, packedBLength, packedBOf, planGemm, targetCaches, type GemmSpec, type GemmTiling } from "../src/compiler/kernel/gemm_plan.js";
 
-const args = process.argv.slice(2);
+// `produced` alone is `produced=split` (the header's `produced[=first]`).
+const options = probeArgs("gemm_c_probe", {
+  options: {
+    rounds: { kind: "number", default: 20, min: 1, integer: true, help: "rounds" },
+    cold: { kind: "flag", help: "caches flushed before every call" },
+    packB: { kind: "flag", help: "B packed by each call" },
+    nt: { kind: "flag", help: "B stored [n][k] (with packB)" },
+    family: { kind: "string", help: "the microkernel family (default: this CPU's best)" },
+    tiling: { kind: "string", help: "a tiling override, or a JSON list of them" },
+    caches: { kind: "string", help: "cache sizes to block for, separated by ;" },
+    base: { kind: "string", help: "another checkout whose dist/ is timed first" },
+    threads: { kind: "number", default: 1, min: 1, max: 2, integer: true, help: "2: also split over two threads" },
+    static: { kind: "flag", help: "the static split for every routine" },
+    pair: { kind: "flag", help: "two whole calls at once" },
+    produced: { kind: "string", choices: ["split", "first"], help: "A written before each call, by both threads' parts or by the first (`produced` alone: split)" },
+    consumed: { kind: "flag", help: "C's rows written before each call" },
+    exe: { kind: "string", help: "build the program at this path and do not run it" },
+  },
+  rest: { name: "shapes", kind: "string", pattern: /^\d+x\d+x\d+$/, help: "MxKxN" },
+}, process.argv.slice(2).map((word) => (word === "produced" ? "produced=split" : word)));
 const toolchain = nativeToolchain();
 if (typeof toolchain === "string") throw new Error(toolchain);
-const familyArg = args.find((a) => a.startsWith("family="))?.slice(7) as GemmFamilyName | undefined;
+const familyArg = options.family as GemmFamilyName | undefined;
 const family = familyArg !== undefined ? familyByName(familyArg, toolchain.cpu.caches) : gemmFamily(toolchain.cpu);
 // This build's family blocked for each `caches=` entry (the detected sizes where there is none).
-const cachesArg = args.find((a) => a.startsWith("caches="))?.slice(7);
+const cachesArg = options.caches;
 const cacheVariants = cachesArg === undefined ? [{ label: "", family }] : cachesArg.split(";").map((text) => {
   const sizes = parseCachesOverride(text);
   if (typeof sizes === "string") throw new Error(sizes);
@@ -68,14 +88,11 @@ const cacheVariants = cachesArg === undefined ? [{ label: "", family }] : caches
 const peak = family.name === "avx512"
   ? { vec: "__m512", p: "_mm512", lanes: 16, target: "avx512f" }
   : { vec: "__m256", p: "_mm256", lanes: 8, target: "avx2,fma" };
-const rounds = Number(args.find((a) => a.startsWith("rounds="))?.slice(7) ?? 20);
-const cold = args.includes("cold");
-const packEachCall = args.includes("packB");
-const bTransposed = args.includes("nt");
+const { rounds, cold, packB: packEachCall, nt: bTransposed } = options;
 if (bTransposed && !packEachCall) throw new Error("nt: with packB (B pre-packed has one layout, whatever its storage)");
-const tilingArg = JSON.parse(args.find((a) => a.startsWith("tiling="))?.slice(7) ?? "{}") as Partial<GemmTiling> | Partial<GemmTiling>[];
+const tilingArg = JSON.parse(options.tiling ?? "{}") as Partial<GemmTiling> | Partial<GemmTiling>[];
 const tilings = Array.isArray(tilingArg) ? tilingArg : [tilingArg];
-const shapes = args.filter((a) => /^\d+x\d+x\d+$/.test(a)).map((a) => a.split("x").map(Number) as [number, number, number]);
+const shapes = options.shapes.map((a) => a.split("x").map(Number) as [number, number, number]);
 const defaults: [number, number, number][] = [
   [1024, 1024, 1024], [64, 784, 1024], [64, 1024, 1024], [64, 1024, 10],
   [128, 768, 2304], [128, 768, 768], [128, 768, 3072], [128, 3072, 768],
@@ -86,7 +103,7 @@ interface Build {
   /** The family as that build defines it (its tile), of the same name. */
   readonly family: GemmFamily;
 }
-const baseDir = args.find((a) => a.startsWith("base="))?.slice(5);
+const baseDir = options.base;
 const builds: Build[] = [{ label: "", plan: planGemm, tilingOf: gemmTiling, routineOf: anyGemmRoutine, family }];
 if (baseDir !== undefined) {
   const from = (file: string): string => pathToFileURL(resolve(baseDir, "dist/src/compiler", file)).href;
@@ -97,8 +114,8 @@ if (baseDir !== undefined) {
   builds.unshift({ label: " (base)", plan: plan.planGemm, tilingOf: plan.gemmTiling, routineOf: gemmC.anyGemmRoutine, family: baseFamily });
 }
 
-const twoThreads = args.includes("threads=2");
-const staticSplit = args.includes("static");
+const twoThreads = options.threads === 2;
+const staticSplit = options.static;
 const cases = (shapes.length > 0 ? shapes : defaults).flatMap(([m, k, n]) => tilings.flatMap((tiling) => cacheVariants.flatMap((variant) => builds.map((build) => ({
   m, k, n, tiling, build: build.label === "" ? { ...build, label: variant.label, family: variant.family } : build,
 })))));
@@ -119,11 +136,11 @@ const routines = cases.map(({ m, k, n, tiling, build }, i) => {
   };
 });
 
-const pair = args.includes("pair");
-const produced = args.includes("produced") || args.includes("produced=first");
+const pair = options.pair;
+const produced = options.produced !== undefined;
 // `produced=first`: all of A written by the first thread (a step before the product that ran unsplit, on the calling thread).
-const producedByFirst = args.includes("produced=first");
-const consumed = args.includes("consumed");
+const producedByFirst = options.produced === "first";
+const consumed = options.consumed;
 // What each routine is timed as: one thread, split over two, two whole calls at once.
 const modes = [{ name: "1t", label: "" }, ...(twoThreads ? [{ name: "2t", label: ", 2 threads" }] : []), ...(pair ? [{ name: "pair", label: ", 2 calls at once" }] : [])];
 const timed = routines.flatMap((r) => modes.map((mode, j) => ({ r, mode, row: 1 + r.i * modes.length + j })));
@@ -293,7 +310,7 @@ ${timed.map(({ r, mode, row }) => {
 `;
 
 // `exe=PATH`: the program is built at PATH and not run (to run it by itself, e.g. under another scheduling policy).
-const exePath = args.find((a) => a.startsWith("exe="))?.slice(4);
+const exePath = options.exe;
 const dir = mkdtempSync(join(tmpdir(), "xlats-gemm-probe-"));
 try {
   writeFileSync(join(dir, "probe.c"), source);

@@ -20,6 +20,7 @@ import { ModuleBuilder } from "../src/compiler/wasm/encoder.js";
 import { forRange } from "../src/compiler/wasm/loops.js";
 import { isDeclined } from "../src/compiler/kernel/declined.js";
 import { ThreadPool } from "../src/compiler/wasm/thread_pool.js";
+import { probeArgs } from "./harness/probe_args.js";
 
 interface Prepared { readonly run: () => void; readonly flops: number; best: number; bestCpu: number }
 
@@ -101,19 +102,25 @@ function peak(fused: boolean): number {
   return (accs * 8 * iterations) / best / 1e6;
 }
 
-const args = process.argv.slice(2);
-const shapes = args.filter((x) => /^\d+(x\d+x\d+)?$/.test(x)).map((x) => x.split("x").map(Number));
-const tilings = args.filter((x) => x.startsWith("tiling=")).map((x) => JSON.parse(x.slice(7)) as Partial<GemmTiling>);
-const secondsArg = args.find((x) => x.startsWith("seconds="));
-const seconds = secondsArg ? Number(secondsArg.slice(8)) : 2;
-const type = args.includes("f64") ? "f64" : "f32";
-const packed = args.includes("packed");
-const threadsArg = args.find((x) => x.startsWith("threads="));
-const threadCounts = threadsArg ? threadsArg.slice(8).split(",").map(Number) : [1];
+const options = probeArgs("gemm_probe", {
+  options: {
+    seconds: { kind: "number", default: 2, min: 0, help: "seconds each shape is timed" },
+    f64: { kind: "flag", help: "f64 instead of f32" },
+    packed: { kind: "flag", help: "B pre-packed as a constant weight is" },
+    threads: { kind: "list", of: "number", default: [1], min: 1, help: "thread counts, each a variant" },
+    tiling: { kind: "repeated", help: "a tiling override (JSON), each a variant" },
+    peak: { kind: "flag", help: "first the engine's f32x4 multiply-add peak" },
+  },
+  rest: { name: "shapes", kind: "string", pattern: /^\d+(x\d+x\d+)?$/, help: "MxKxN, or N for NxNxN" },
+});
+const shapes = options.shapes.map((x) => x.split("x").map(Number));
+const tilings = options.tiling.map((x) => JSON.parse(x) as Partial<GemmTiling>);
+const { seconds, packed, threads: threadCounts } = options;
+const type = options.f64 ? "f64" : "f32";
 const pools: ThreadPool[] = [];
 const target = detectWasmTarget();
 console.log(`target ${JSON.stringify(target)}`);
-if (args.includes("peak")) {
+if (options.peak) {
   console.log(`peak f32x4 mul+add: ${peak(false).toFixed(1)} GFLOP/s per CPU second`);
   if (target.relaxedSimd) console.log(`peak f32x4 relaxed_madd: ${peak(true).toFixed(1)} GFLOP/s per CPU second`);
 }

@@ -39,20 +39,26 @@ import {
   type Computation, type DeviceArray, type ElementType, type Executable,
 } from "../src/index.js";
 import { sumOver } from "./workloads/kernels.js";
+import { probeArgs } from "./harness/probe_args.js";
 
-const args = process.argv.slice(2);
-const arg = (name: string, fallback: string): string => args.find((a) => a.startsWith(`${name}=`))?.slice(name.length + 1) ?? fallback;
-const backend = arg("backend", "native") as "native" | "wasm";
-const threads = Number(arg("threads", "1"));
-const rounds = Number(arg("rounds", "30"));
-const type = args.includes("f64") ? "f64" : "f32";
+const given = probeArgs("gemv_probe", {
+  options: {
+    backend: { kind: "string", default: "native", choices: ["native", "wasm"], help: "the backend" },
+    threads: { kind: "number", default: 1, min: 1, integer: true, help: "threads" },
+    rounds: { kind: "number", default: 30, min: 1, integer: true, help: "rounds" },
+    f64: { kind: "flag", help: "f64 instead of f32" },
+    cold: { kind: "flag", help: "the weights replaced by another copy on every call" },
+    narrow: { kind: "string", default: "1", choices: ["0", "1", "only"], help: "the f32 weights also as int8 and bf16 (0: not; only: only those)" },
+    shapes: { kind: "string", default: "all", choices: ["all", "decode", "step"], help: "which products" },
+    cpu: { kind: "flag", help: "per CPU second (one thread)" },
+    constant: { kind: "flag", help: "the weights as constants" },
+  },
+});
+const { backend, threads, rounds, cold, shapes: shapeSet, cpu: cpuTime, constant: constantWeights } = given;
+const type = given.f64 ? "f64" : "f32";
 const es = type === "f32" ? 4 : 8;
-const cold = args.includes("cold");
-const narrow = arg("narrow", "1") !== "0" && type === "f32";
-const narrowOnly = narrow && arg("narrow", "1") === "only";
-const shapeSet = arg("shapes", "all") as "all" | "decode" | "step";
-const cpuTime = args.includes("cpu");
-const constantWeights = args.includes("constant");
+const narrow = given.narrow !== "0" && type === "f32";
+const narrowOnly = narrow && given.narrow === "only";
 if (cpuTime && threads !== 1) throw new Error("gemv_probe: `cpu` times one thread (the process's CPU time sums the threads')");
 /** Milliseconds of wall time, or with `cpu` of the process's CPU time. */
 const clock = cpuTime ? (): number => { const u = process.cpuUsage(); return (u.user + u.system) / 1000; } : (): number => performance.now();

@@ -22,12 +22,15 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { nativeToolchain } from "../src/compiler/native/toolchain.js";
+import { probeArgs } from "./harness/probe_args.js";
 
-const args = process.argv.slice(2);
-const arg = (name: string, fallback: string): string => args.find((a) => a.startsWith(`${name}=`))?.slice(name.length + 1) ?? fallback;
-const rounds = Number(arg("rounds", "20"));
-const bytes = Number(arg("bytes", "56600000"));
-const keeps = arg("keep", "8,16,24").split(",").map(Number);
+const { rounds, bytes, keep: keeps } = probeArgs("l3_probe", {
+  options: {
+    rounds: { kind: "number", default: 20, min: 1, integer: true, help: "rounds" },
+    bytes: { kind: "number", default: 56600000, min: 1, integer: true, help: "the cyclic read's bytes (a decode's weights)" },
+    keep: { kind: "list", of: "number", default: [8, 16, 24], min: 0, help: "MiB read plainly before the non-temporal part" },
+  },
+});
 if (!(rounds >= 1) || !(bytes >= 1 << 20) || keeps.some((k) => !(k > 0) || k * 1048576 >= bytes)) {
   throw new Error("l3_probe: rounds >= 1, bytes >= 1 MiB, each keep (MiB) > 0 and below bytes");
 }

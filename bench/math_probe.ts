@@ -8,6 +8,7 @@ import { emitFusionKernel } from "../src/compiler/wasm/emit_loop.js";
 import { detectWasmTarget } from "../src/compiler/wasm/features.js";
 import { BUFFER_ALIGNMENT, MEMORY_MAX_PAGES } from "../src/compiler/wasm/kernel.js";
 import { isDeclined } from "../src/compiler/kernel/declined.js";
+import { probeArgs } from "./harness/probe_args.js";
 
 const target = detectWasmTarget();
 const memory = new WebAssembly.Memory({ initial: 2048, maximum: MEMORY_MAX_PAGES, shared: target.sharedMemory });
@@ -48,7 +49,9 @@ function build(name: string, arity: number, body: (ps: XlaOp[]) => XlaOp): Compu
 const N = 4 << 20;
 const a = alloc(4 * N), bb = alloc(4 * N), cc = alloc(4 * N), pos = alloc(4 * N), out = alloc(4 * N);
 fill(a, N, 3, 0); fill(bb, N, 3, 0); fill(cc, N, 3, 0); fill(pos, N, 4, 4.5);
-const filter = process.argv[2] ?? "";
+const { filter } = probeArgs("math_probe", {
+  words: [{ name: "filter", kind: "string", default: "", help: "only the cases whose label includes this" }],
+});
 const cases: [string, number, () => void][] = [
   ["exp 4M f32", 8 * N, ((k) => () => k(a, out))(compile(build("exp", 1, ([x]) => exp(x!))))],
   ["tanh 4M f32", 8 * N, ((k) => () => k(a, out))(compile(build("tanh", 1, ([x]) => tanh(x!))))],

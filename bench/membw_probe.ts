@@ -17,15 +17,17 @@ import { release, setUpChecked, type CheckedSetup } from "./harness/probe_setup.
 import { createCompiledRunner } from "./runners/xlats_compiled.js";
 import { planWorkloads } from "./harness/plan.js";
 import { describe, makeInputs, measure, type Workload } from "./workloads/specs.js";
+import { probeArgs } from "./harness/probe_args.js";
 
-const args = process.argv.slice(2);
-const arg = (name: string, fallback: string): string => args.find((a) => a.startsWith(`${name}=`))?.slice(name.length + 1) ?? fallback;
-const rounds = Number(arg("rounds", "8"));
-const runs = Number(arg("runs", "20"));
-const threads = Number(arg("threads", "1"));
-const only = arg("only", "sum").split(",");
-if (!(rounds >= 1) || !(runs >= 1) || !(threads >= 1)) throw new Error("membw_probe: rounds, runs and threads >= 1");
-const sumSizes = args.find((a) => a.startsWith("sum="))?.slice(4).split(",").map(Number);
+const { rounds, runs, threads, only, sum: sumSizes } = probeArgs("membw_probe", {
+  options: {
+    rounds: { kind: "number", default: 8, min: 1, integer: true, help: "rounds, the runners interleaved" },
+    runs: { kind: "number", default: 20, min: 1, integer: true, help: "runs of each a round" },
+    threads: { kind: "number", default: 1, min: 1, integer: true, help: "threads" },
+    only: { kind: "list", default: ["sum"], help: "workload kinds (sum, add, fused, softmax, gpt2)" },
+    sum: { kind: "list", of: "number", min: 1, help: "sums over these element counts (instead of the plan's)" },
+  },
+});
 const workloads: Workload[] = [
   ...(sumSizes ?? []).map((n): Workload => ({ kind: "sum", n })),
   ...planWorkloads(false).map((p) => p.full).filter((w) => only.includes(w.kind) && !(w.kind === "sum" && sumSizes !== undefined) && (w.kind !== "gpt2" || w.phase === "decode")),

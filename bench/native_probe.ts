@@ -32,20 +32,26 @@ import { createCompiledRunner } from "./runners/xlats_compiled.js";
 import { planWorkloads } from "./harness/plan.js";
 import { describe, donatedInputs, firstWeight, flops, inputShapes, makeInputs, measure, type Workload } from "./workloads/specs.js";
 import { measurePeakFlops } from "./harness/peak.js";
+import { probeArgs } from "./harness/probe_args.js";
 
-const args = process.argv.slice(2);
-const rounds = Number(args.find((a) => a.startsWith("rounds="))?.slice(7) ?? 12);
-const cpu = args.includes("cpu");
-const withPeak = args.includes("peak");
-const only = args.find((a) => a.startsWith("only="))?.slice(5).split(",") ?? ["matmul", "conv"];
-const shapes = args.find((a) => a.startsWith("shapes="))?.slice(7).split(",").map((s) => s.split("x").map(Number));
+const options = probeArgs("native_probe", {
+  options: {
+    rounds: { kind: "number", default: 12, min: 1, integer: true, help: "rounds, the runners interleaved" },
+    only: { kind: "list", default: ["matmul", "conv"], help: "workload kinds (matmul, conv, fused, softmax, gpt2, mlp-infer, ...)" },
+    shapes: { kind: "list", pattern: /^\d+x\d+x\d+$/, help: "matmuls MxKxN instead of the plan's workloads" },
+    cpu: { kind: "flag", help: "the 1-thread runners per CPU second" },
+    peak: { kind: "flag", help: "each round starts with the FMA loop of the bench's ceiling" },
+    runners: { kind: "list", help: "the runners whose label starts with one of these (default: all)" },
+  },
+});
+const { rounds, cpu, peak: withPeak, only, runners: picked } = options;
+const shapes = options.shapes?.map((s) => s.split("x").map(Number));
 const workloads: Workload[] = shapes !== undefined
   ? shapes.map(([m, k, n]) => ({ kind: "matmul", m: m!, k: k!, n: n! }))
   : planWorkloads(false).map((p) => p.full).filter((w) => only.includes(w.kind) && (w.kind !== "matmul" || w.m === 1024));
 /** Where a workload's weights start: a shape's B is one. */
 const weightsFrom = (w: Workload): number => (shapes !== undefined ? 1 : firstWeight(w));
 
-const picked = args.find((a) => a.startsWith("runners="))?.slice(8).split(",");
 const runners: { label: string; make: () => Promise<Runner | string> }[] = [];
 runners.push({ label: "xlats-wasm 1t", make: async () => createCompiledRunner("wasm", 1) });
 runners.push({ label: "ort-web 1t", make: () => createRunner({ name: "ort-web", threads: 1 }) });

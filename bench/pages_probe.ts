@@ -20,11 +20,14 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { nativeToolchain } from "../src/compiler/native/toolchain.js";
+import { probeArgs } from "./harness/probe_args.js";
 
-const args = process.argv.slice(2);
-const arg = (name: string, fallback: string): string => args.find((a) => a.startsWith(`${name}=`))?.slice(name.length + 1) ?? fallback;
-const rounds = Number(arg("rounds", "8"));
-const mib = Number(arg("mib", "64"));
+const { rounds, mib } = probeArgs("pages_probe", {
+  options: {
+    rounds: { kind: "number", default: 8, min: 1, integer: true, help: "rounds" },
+    mib: { kind: "number", default: 64, min: 1, integer: true, help: "each buffer's MiB" },
+  },
+});
 if (!(rounds >= 1) || !(mib >= 4 && mib <= 4096 && mib % 2 === 0)) throw new Error("pages_probe: rounds >= 1, mib an even number from 4 to 4096");
 const toolchain = nativeToolchain();
 if (typeof toolchain === "string") throw new Error(toolchain);

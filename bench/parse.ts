@@ -7,8 +7,9 @@
 //   npm run bench:parse [-- --quick]   (--quick: 1M elements instead of 4M)
 
 import { parseHlo, parseStableHlo, printHlo, printStableHlo } from "../src/index.js";
+import { probeArgs } from "./harness/probe_args.js";
 
-const quick = process.argv.includes("--quick");
+const { "--quick": quick } = probeArgs("parse", { options: { "--quick": { kind: "flag", help: "1M elements instead of 4M" } } });
 const N = quick ? 1 << 20 : 4 << 20;
 
 function timed<T>(fn: () => T): { value: T; ms: number } {

@@ -9,11 +9,14 @@
 import { arrayShape, compile, Literal, WasmDevice, type DeviceArray, type Executable } from "../src/index.js";
 import { buildGpt2, type WeightsStored } from "./workloads/inference.js";
 import { firstWeight, inputShapes, makeInputs, type Gpt2 } from "./workloads/specs.js";
+import { probeArgs } from "./harness/probe_args.js";
 
-const args = process.argv.slice(2);
-const arg = (name: string, fallback: string): string => args.find((a) => a.startsWith(`${name}=`))?.slice(name.length + 1) ?? fallback;
-const backend = arg("backend", "native") as "native" | "wasm";
-const rounds = Number(arg("rounds", "40"));
+const { backend, rounds } = probeArgs("quant_decode_probe", {
+  options: {
+    backend: { kind: "string", default: "native", choices: ["native", "wasm"], help: "the backend" },
+    rounds: { kind: "number", default: 40, min: 1, integer: true, help: "rounds, the variants alternating" },
+  },
+});
 
 const w: Gpt2 = { kind: "gpt2", phase: "decode", seq: 128, model: 768, heads: 12, ff: 3072, blocks: 2 };
 const values = makeInputs(w);

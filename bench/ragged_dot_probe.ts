@@ -11,11 +11,20 @@
 
 import { arrayShape, dot, evaluate, Literal, parameter, raggedDot, XlaBuilder, type Computation } from "../src/index.js";
 import { compileSync } from "../src/compiler/index.js";
+import { probeArgs } from "./harness/probe_args.js";
 
-const arg = (name: string, fallback: string): string => process.argv.slice(2).find((a) => a.startsWith(`${name}=`))?.slice(name.length + 1) ?? fallback;
-const backend = arg("backend", "native") as "native" | "wasm";
-const rows = Number(arg("rows", "2048")), k = Number(arg("k", "768")), n = Number(arg("n", "3072")), groups = Number(arg("groups", "8"));
-const rounds = Number(arg("rounds", "7")), interpRows = Number(arg("interpRows", "16"));
+const { backend, rows, k, n, groups, rounds, interpRows, sizes: sizesGiven } = probeArgs("ragged_dot_probe", {
+  options: {
+    backend: { kind: "string", default: "native", choices: ["native", "wasm"], help: "the backend" },
+    rows: { kind: "number", default: 2048, min: 1, integer: true, help: "the layer's rows" },
+    k: { kind: "number", default: 768, min: 1, integer: true, help: "the contracted dimension" },
+    n: { kind: "number", default: 3072, min: 1, integer: true, help: "the output columns" },
+    groups: { kind: "number", default: 8, min: 1, integer: true, help: "groups (experts)" },
+    sizes: { kind: "list", of: "number", min: 0, help: "the groups' sizes for the whole layer (default: equal groups)" },
+    rounds: { kind: "number", default: 7, min: 1, integer: true, help: "rounds" },
+    interpRows: { kind: "number", default: 16, min: 1, integer: true, help: "rows the interpreter evaluates" },
+  },
+});
 
 function ragged(m: number): Computation {
   const b = new XlaBuilder("ragged");
@@ -35,8 +44,7 @@ const filled = (dims: number[], seed: number): Literal => {
   return Literal.fromValues("f32", dims, data);
 };
 // `sizes=a,b,...`: the groups' sizes for the whole layer (default: equal groups).
-const sizesArg = arg("sizes", "");
-const sizes = (m: number): Literal => Literal.fromValues("s32", [groups], sizesArg !== "" && m === rows ? sizesArg.split(",").map(Number)
+const sizes = (m: number): Literal => Literal.fromValues("s32", [groups], sizesGiven !== undefined && m === rows ? sizesGiven
   : Array.from({ length: groups }, (_, i) => Math.floor(((i + 1) * m) / groups) - Math.floor((i * m) / groups)));
 const cpuMs = (f: () => void): number => {
   const t0 = process.cpuUsage();
@@ -63,7 +71,7 @@ for (let r = 0; r < rounds + 1; r++) {
   if (r > 0) { times.ragged.push(tr); times.plain.push(tp); }
 }
 const gflops = (ms: number): string => (flops / ms / 1e6).toFixed(1);
-console.log(`${backend}, 1 thread, ${rows}x${k}x${n}, ${groups} groups of ${sizesArg !== "" ? `${sizesArg} rows` : `${rows / groups} rows`}, ${rounds} rounds, median CPU ms (GFLOP/s):`);
+console.log(`${backend}, 1 thread, ${rows}x${k}x${n}, ${groups} groups of ${sizesGiven !== undefined ? `${sizesGiven.join(",")} rows` : `${rows / groups} rows`}, ${rounds} rounds, median CPU ms (GFLOP/s):`);
 console.log(`  ragged dot ${median(times.ragged).toFixed(1)} (${gflops(median(times.ragged))}), rounds ${times.ragged.map((t) => t.toFixed(0)).join(" ")}`);
 console.log(`  plain dot  ${median(times.plain).toFixed(1)} (${gflops(median(times.plain))}), rounds ${times.plain.map((t) => t.toFixed(0)).join(" ")}`);
 if (interpRows > 0) {

@@ -17,8 +17,9 @@ import { availableParallelism } from "node:os";
 import { parseStableHlo, partition, partitionReport, splitArguments, assembleResults, type Literal, type PartitionedProgram } from "../src/index.js";
 import { createClient, type Client } from "../src/runtime/index.js";
 import { mlpArguments, mlpTrainingStep, type MlpMesh, type MlpSizes } from "../test/sdy/partition/mlp_step.js";
+import { probeArgs } from "./harness/probe_args.js";
 
-const quick = process.argv.includes("--quick");
+const { "--quick": quick } = probeArgs("sharded", { options: { "--quick": { kind: "flag", help: "small sizes, fewer runs" } } });
 const SIZES: MlpSizes = quick ? { batch: 64, input: 32, hidden: 64, output: 8 } : { batch: 512, input: 256, hidden: 512, output: 32 };
 const WARMUP = 3;
 const MIN_RUNS = quick ? 5 : 10;

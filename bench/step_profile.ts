@@ -38,22 +38,29 @@ import { planWorkloads } from "./harness/plan.js";
 import { buildComputation } from "./workloads/index.js";
 import { toLiterals } from "./runners/xlats_interpreter.js";
 import { describe, donatedInputs, makeInputs } from "./workloads/specs.js";
+import { probeArgs } from "./harness/probe_args.js";
 
-const args = process.argv.slice(2);
-const arg = (name: string, fallback: string): string => args.find((a) => a.startsWith(`${name}=`))?.slice(name.length + 1) ?? fallback;
+const options = probeArgs("step_profile", {
+  options: {
+    only: { kind: "string", default: "mlp-infer", help: "the workload (mlp-infer, gpt2, encoder, ...)" },
+    phase: { kind: "string", default: "prefill", choices: ["prefill", "decode"], help: "gpt2's phase" },
+    backend: { kind: "string", default: "native", choices: ["native", "wasm"], help: "the backend" },
+    rounds: { kind: "number", default: 10, min: 1, integer: true, help: "rounds, the thread counts interleaved" },
+    top: { kind: "number", default: 25, min: 1, integer: true, help: "steps listed" },
+    threads: { kind: "list", of: "number", default: [1, 2], min: 1, help: "thread counts" },
+    copied: { kind: "flag", help: "the donated inputs copied by every run instead" },
+    cpu: { kind: "flag", help: "the WebAssembly kernels' steps also by CPU time" },
+  },
+});
 // The bench calls the transformer encoder "encoder" in its tables; its workload kind is "transformer".
-const only = arg("only", "mlp-infer").replace(/^encoder$/, "transformer");
-const rounds = Number(arg("rounds", "10"));
-const top = Number(arg("top", "25"));
-const backend = arg("backend", "native");
-if (backend !== "native" && backend !== "wasm") throw new Error(`backend=${backend}: native or wasm`);
-const threadCounts = arg("threads", "1,2").split(",").map(Number);
-const w = planWorkloads(false).map((p) => p.full).find((x) => x.kind === only && (x.kind !== "gpt2" || x.phase === arg("phase", "prefill")));
+const only = options.only.replace(/^encoder$/, "transformer");
+const { rounds, top, backend, threads: threadCounts } = options;
+const w = planWorkloads(false).map((p) => p.full).find((x) => x.kind === only && (x.kind !== "gpt2" || x.phase === options.phase));
 if (w === undefined) throw new Error(`no workload ${only}`);
 const inputs = makeInputs(w);
-const donated = args.includes("copied") ? [] : donatedInputs(w);
+const donated = options.copied ? [] : donatedInputs(w);
 /** Whether the WebAssembly kernels' wrappers read the process's CPU time (see above). */
-const stepCpu = args.includes("cpu");
+const stepCpu = options.cpu;
 const hostDevice = await WasmDevice.create({ threads: 1 });
 
 /** A step's time in one run: wall and (where it was read: not a C kernel's) CPU, in microseconds. */

@@ -13,14 +13,16 @@ import { planWorkloads } from "./harness/plan.js";
 import { createCompiledRunner } from "./runners/xlats_compiled.js";
 import { checkResult } from "./workloads/reference.js";
 import { describe, firstWeight, inputShapes, makeInputs, type Workload } from "./workloads/specs.js";
+import { probeArgs } from "./harness/probe_args.js";
 
-const args = process.argv.slice(2);
-const arg = (name: string, fallback: string): string => args.find((a) => a.startsWith(`${name}=`))?.slice(name.length + 1) ?? fallback;
-const backend = arg("backend", "native") as "native" | "wasm";
-const rounds = Number(arg("rounds", "20"));
-const threads = Number(arg("threads", "1"));
-/** only=matmul,a+b: the workloads whose description starts with one of these. */
-const only = args.find((a) => a.startsWith("only="))?.slice(5).split(",");
+const { backend, rounds, threads, only } = probeArgs("threads_probe", {
+  options: {
+    backend: { kind: "string", default: "native", choices: ["native", "wasm"], help: "the backend" },
+    rounds: { kind: "number", default: 20, min: 1, integer: true, help: "rounds" },
+    threads: { kind: "number", default: 1, min: 1, integer: true, help: "threads" },
+    only: { kind: "list", help: "the workloads whose description starts with one of these" },
+  },
+});
 
 const workloads: Workload[] = [
   { kind: "add", n: 98_304 },

@@ -14,13 +14,17 @@ import { release, setUpChecked, type CheckedSetup } from "./harness/probe_setup.
 import { createCompiledRunner } from "./runners/xlats_compiled.js";
 import { planWorkloads } from "./harness/plan.js";
 import { describe, makeInputs } from "./workloads/specs.js";
+import { probeArgs } from "./harness/probe_args.js";
 
-const args = process.argv.slice(2);
-const arg = (name: string, fallback: string): string => args.find((a) => a.startsWith(`${name}=`))?.slice(name.length + 1) ?? fallback;
-const only = arg("only", "gpt2,mlp-infer").split(",");
-const phase = arg("phase", "decode");
-const runs = Number(arg("runs", "200"));
-const picked = arg("runners", "xlats-wasm,ort-web").split(",");
+const { only, phase, runs, runners: picked } = probeArgs("wait_probe", {
+  options: {
+    only: { kind: "list", default: ["gpt2", "mlp-infer"], help: "workload kinds" },
+    phase: { kind: "string", default: "decode", choices: ["decode", "prefill"], help: "gpt2's phase" },
+    // The first five runs of each are a warm-up, left out of the figures.
+    runs: { kind: "number", default: 200, min: 6, integer: true, help: "runs of each runner (the first five not counted)" },
+    runners: { kind: "list", default: ["xlats-wasm", "ort-web"], pattern: /^(xlats-wasm|ort-web)$/, help: "the runners" },
+  },
+});
 
 /** The calling thread's nanoseconds on a core and waiting on the run queue. */
 const sched = (): [number, number] => {

@@ -7,13 +7,17 @@ import { tuneGemm } from "../src/compiler/webgpu/gemm_tune.js";
 import { tileName, type GpuKernel } from "../src/compiler/webgpu/gemm_tiles_wgsl.js";
 import { isDeclined } from "../src/compiler/kernel/declined.js";
 import { acquireDevice, timeKernel } from "../test/compiler/webgpu/gemm_device.js";
+import { probeArgs } from "./harness/probe_args.js";
 
+const { sizes: sizesGiven } = probeArgs("webgpu_gemm_gflops", {
+  rest: { name: "sizes", kind: "number", pattern: /^[1-9]\d*$/, help: "N for NxNxN products (default 256 512 1024)" },
+});
 const dev = await acquireDevice();
 if (typeof dev === "string") {
   console.log(`no WebGPU device: ${dev}`);
   process.exit(0);
 }
-const sizes = process.argv.length > 2 ? process.argv.slice(2).map(Number) : [256, 512, 1024];
+const sizes = sizesGiven.length > 0 ? sizesGiven : [256, 512, 1024];
 const describe = (k: GpuKernel): string => (k.choice.kind === "tiled" ? `tile ${tileName(k.choice.tile)}` : "skinny");
 console.log(`adapter: ${dev.adapter}`);
 for (const n of sizes) {

@@ -15,9 +15,14 @@ import { releaseGpu } from "../src/compiler/webgpu/adapter.js";
 import { gpuBesideHost, median } from "./harness/gpu_beside_host.js";
 import { parseStableHlo } from "../src/index.js";
 import { Literal } from "../src/types/literal.js";
+import { probeArgs } from "./harness/probe_args.js";
 
-const rounds = Number(process.argv[2] ?? 8);
-const only = process.argv[3];
+const { rounds, only } = probeArgs("webgpu_linalg_probe", {
+  words: [
+    { name: "rounds", kind: "number", default: 8, min: 1, integer: true, help: "rounds, the two alternating" },
+    { name: "only", kind: "string", help: "only the call of this name (gtsv, gehrd, sytrd, gesdd, ...)" },
+  ],
+});
 
 const t = (dims: readonly number[], e = "f32"): string => `tensor<${dims.join("x")}x${e}>`;
 const m64 = t([16, 64, 64]);

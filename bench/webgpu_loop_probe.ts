@@ -23,10 +23,24 @@ import { BUFFER_USAGE } from "../src/compiler/webgpu/gpu_types.js";
 import type { WebGpuExecutable } from "../src/compiler/webgpu/executable.js";
 import { parseHlo } from "../src/text/hlo/index.js";
 import type { HloModule } from "../src/ir/computation.js";
+import { probeArgs } from "./harness/probe_args.js";
 
+// Two command lines: `nested OUTER INNER ROUNDS DIST`, or `[trips] [rounds]`.
 const nestedMode = process.argv[2] === "nested";
-const trips = nestedMode ? 0 : Number(process.argv[2] ?? 1000);
-const rounds = nestedMode ? 0 : Number(process.argv[3] ?? 7);
+const nested = nestedMode ? probeArgs("webgpu_loop_probe nested", {
+  words: [
+    { name: "outer", kind: "number", default: 100, min: 1, integer: true, help: "the outer loop's iterations" },
+    { name: "inner", kind: "number", default: 10, min: 1, integer: true, help: "the inner loop's iterations" },
+    { name: "rounds", kind: "number", default: 5, min: 1, integer: true, help: "timed runs" },
+    { name: "dist", kind: "string", default: "dist", help: "the build of the tree whose compiler is timed" },
+  ],
+}, process.argv.slice(3)) : undefined;
+const { trips, rounds } = nestedMode ? { trips: 0, rounds: 0 } : probeArgs("webgpu_loop_probe", {
+  words: [
+    { name: "trips", kind: "number", default: 1000, min: 1, integer: true, help: "the While's iterations (`nested ...`: the nested loops, `nested help`)" },
+    { name: "rounds", kind: "number", default: 7, min: 1, integer: true, help: "rounds, the two executables alternating" },
+  ],
+});
 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
@@ -110,8 +124,8 @@ ENTRY main {
   adapter.releaseGpu();
 }
 
-if (nestedMode) {
-  await nestedProbe(Number(process.argv[3] ?? 100), Number(process.argv[4] ?? 10), Number(process.argv[5] ?? 5), process.argv[6] ?? "dist");
+if (nested !== undefined) {
+  await nestedProbe(nested.outer, nested.inner, nested.rounds, nested.dist);
   process.exit(0);
 }
 

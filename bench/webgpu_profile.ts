@@ -15,20 +15,19 @@ import { loadavg } from "node:os";
 import { gpuContext } from "../src/compiler/webgpu/adapter.js";
 import { giveNavigatorDawnGpu } from "./harness/node_gpu_globals.js";
 import { profileRunner, profileText, wgslText } from "./harness/webgpu_profile.js";
+import { probeArgs } from "./harness/probe_args.js";
 
-const argv = process.argv.slice(2);
-const flag = (name: string): string | undefined => {
-  const i = argv.indexOf(name);
-  return i >= 0 ? argv.splice(i, 2)[1] : undefined;
-};
-const wgslFile = flag("--wgsl");
-const json = argv.includes("--json");
-const [runner = "xlats-webgpu", kind = "transformer", repsText = "4"] = argv.filter((a) => a !== "--json");
-const reps = Number(repsText);
-if (!["xlats-webgpu", "jax-webgpu"].includes(runner) || !(Number.isInteger(reps) && reps > 0)) {
-  console.error("usage: node dist/bench/webgpu_profile.js [xlats-webgpu|jax-webgpu] [KIND] [REPS] [--wgsl FILE] [--json]");
-  process.exit(2);
-}
+const { runner, kind, reps, "--wgsl": wgslFile, "--json": json } = probeArgs("webgpu_profile", {
+  words: [
+    { name: "runner", kind: "string", default: "xlats-webgpu", choices: ["xlats-webgpu", "jax-webgpu"], help: "the GPU runner" },
+    { name: "kind", kind: "string", default: "transformer", help: "a bench workload" },
+    { name: "reps", kind: "number", default: 4, min: 1, integer: true, help: "dispatches a replay" },
+  ],
+  options: {
+    "--wgsl": { kind: "string", help: "the file each kernel's WGSL is written to" },
+    "--json": { kind: "flag", help: "the profile as JSON" },
+  },
+});
 
 if (runner === "jax-webgpu") {
   // jax-js takes its GPU from navigator.gpu (and reads navigator.userAgent): Dawn's, as xlats' backend makes it.

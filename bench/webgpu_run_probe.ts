@@ -17,12 +17,19 @@ import { compile } from "../src/compiler/index.js";
 import type { GpuArray, WebGpuExecutable } from "../src/compiler/webgpu/executable.js";
 import { toLiterals } from "./runners/xlats_interpreter.js";
 import { buildComputation, makeInputs, type Workload } from "./workloads/index.js";
+import { probeArgs } from "./harness/probe_args.js";
 
-const kind = process.argv[2] ?? "softmax";
-const size = (process.argv[3] ?? (kind === "matmul" ? "128x256x256" : "4096")).split("x").map(Number);
-const runs = Number(process.argv[4] ?? 3);
+const options = probeArgs("webgpu_run_probe", {
+  words: [
+    { name: "kind", kind: "string", default: "softmax", choices: ["softmax", "encoder", "matmul"], help: "the workload" },
+    { name: "size", kind: "string", pattern: /^\d+(x\d+x\d+)?$/, help: "softmax's ROWS (default 4096) or matmul's MxKxN (default 128x256x256)" },
+    { name: "runs", kind: "number", default: 3, min: 1, integer: true, help: "timed runs" },
+  ],
+});
+const { kind, runs } = options;
+const size = (options.size ?? (kind === "matmul" ? "128x256x256" : "4096")).split("x").map(Number);
 const sizeOk = size.every((n) => Number.isInteger(n) && n > 0) && size.length === (kind === "matmul" ? 3 : 1);
-if (!["softmax", "encoder", "matmul"].includes(kind) || !sizeOk || !(Number.isInteger(runs) && runs > 0)) {
+if (!sizeOk) {
   console.error("usage: node dist/bench/webgpu_run_probe.js [softmax|encoder|matmul] [ROWS | MxKxN] [RUNS]");
   process.exit(2);
 }

@@ -17,9 +17,14 @@ import { releaseGpu } from "../src/compiler/webgpu/adapter.js";
 import { gpuBesideHost, median } from "./harness/gpu_beside_host.js";
 import { compile, evaluate, parseStableHlo } from "../src/index.js";
 import { Literal } from "../src/types/literal.js";
+import { probeArgs } from "./harness/probe_args.js";
 
-const rounds = Number(process.argv[2] ?? 5);
-const only = process.argv[3];
+const { rounds, only } = probeArgs("webgpu_sort_probe", {
+  words: [
+    { name: "rounds", kind: "number", default: 5, min: 1, integer: true, help: "rounds, the two alternating" },
+    { name: "only", kind: "string", help: "only the program of this name" },
+  ],
+});
 
 const t = (dims: readonly number[], e: string): string => `tensor<${dims.join("x")}x${e}>`;
 

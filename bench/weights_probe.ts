@@ -8,11 +8,14 @@ import { createCompiledRunner, type XlatsWeights } from "./runners/xlats_compile
 import { planWorkloads } from "./harness/plan.js";
 import { setUpChecked } from "./harness/probe_setup.js";
 import { describe, makeInputs } from "./workloads/specs.js";
+import { probeArgs } from "./harness/probe_args.js";
 
-const args = process.argv.slice(2);
-const arg = (name: string, fallback: string): string => args.find((a) => a.startsWith(`${name}=`))?.slice(name.length + 1) ?? fallback;
-const only = arg("only", "mlp-infer");
-const rounds = Number(arg("rounds", "20"));
+const { only, rounds } = probeArgs("weights_probe", {
+  options: {
+    only: { kind: "string", default: "mlp-infer", help: "the workload (mlp-infer, gpt2)" },
+    rounds: { kind: "number", default: 20, min: 1, integer: true, help: "rounds" },
+  },
+});
 const w = planWorkloads(false).map((p) => p.full).find((x) => x.kind === only && (x.kind !== "gpt2" || x.phase === "prefill"));
 if (w === undefined) throw new Error(`no workload ${only} (mlp-infer or gpt2)`);
 const inputs = makeInputs(w);

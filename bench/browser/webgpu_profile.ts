@@ -16,27 +16,25 @@ import { fileURLToPath } from "node:url";
 import { profileText, wgslText, type WebGpuProfile } from "../harness/webgpu_profile.js";
 import { CHROMIUM_ARGS, loadChromium, WEBGPU_ARGS } from "./chromium.js";
 import { startServer } from "./serve.js";
+import { probeArgs } from "../harness/probe_args.js";
 
-const argv = process.argv.slice(2);
-const value = (flag: string): string | undefined => {
-  const i = argv.indexOf(flag);
-  return i >= 0 ? argv[i + 1] : undefined;
-};
-const runners = (value("--runners") ?? "xlats-webgpu,jax-webgpu").split(",");
-const kinds = (value("--only") ?? "transformer").split(",");
-const reps = Number(value("--reps") ?? 4);
-const rounds = Number(value("--rounds") ?? 1);
-const wgslPrefix = value("--wgsl");
-const json = argv.includes("--json");
-if (!(Number.isInteger(reps) && reps > 0 && Number.isInteger(rounds) && rounds > 0) || runners.some((r) => !["xlats-webgpu", "jax-webgpu"].includes(r))) {
-  console.error("usage: node dist/bench/browser/webgpu_profile.js [--runners xlats-webgpu,jax-webgpu] [--only KIND,...] [--reps N] [--rounds R] [--wgsl PREFIX] [--json]");
-  process.exit(2);
-}
+const options = probeArgs("browser/webgpu_profile", {
+  options: {
+    "--runners": { kind: "list", default: ["xlats-webgpu", "jax-webgpu"], pattern: /^(xlats-webgpu|jax-webgpu)$/, help: "the GPU runners" },
+    "--only": { kind: "list", default: ["transformer"], help: "bench workloads" },
+    "--reps": { kind: "number", default: 4, min: 1, integer: true, help: "dispatches a replay" },
+    "--rounds": { kind: "number", default: 1, min: 1, integer: true, help: "rounds, the runners' order reversed every other one" },
+    "--wgsl": { kind: "string", help: "each runner's kernels' WGSL to PREFIX-RUNNER-KIND.wgsl" },
+    "--json": { kind: "flag", help: "each profile as JSON" },
+    "--chromium": { kind: "string", help: "the Chromium (default $CHROMIUM or /usr/bin/chromium)" },
+  },
+});
+const { "--runners": runners, "--only": kinds, "--reps": reps, "--rounds": rounds, "--wgsl": wgslPrefix, "--json": json } = options;
 const LOAD_TIMEOUT_MS = 60_000;
 
 const chromium = await loadChromium();
 if (typeof chromium === "string") { console.error(chromium); process.exit(2); }
-const executablePath = value("--chromium") ?? process.env["CHROMIUM"] ?? "/usr/bin/chromium";
+const executablePath = options["--chromium"] ?? process.env["CHROMIUM"] ?? "/usr/bin/chromium";
 const server = await startServer(fileURLToPath(new URL("../../../", import.meta.url)));
 try {
   for (let round = 0; round < rounds; round++) {
