@@ -231,6 +231,24 @@ export const GOES_FIRST = [
 ].join("\n");
 
 /**
+ * The head of a kernel that orders a lane's positions in workgroup memory (the sort's, the
+ * top-k kernels'): the device memory and the argument words, the helpers, the comparator
+ * with the math it calls, `order` (`length` positions, a u32 each) and goesFirst.
+ */
+export function orderKernelHead(comparator: WgslComparator, length: number): string[] {
+  return [
+    "@group(0) @binding(0) var<storage, read_write> mem: array<u32>;",
+    "@group(0) @binding(1) var<storage, read> args: array<u32>;",
+    WGSL_HELPERS,
+    memoryHelpers(false),
+    ...wgslMathSources(comparator.math),
+    `var<workgroup> order: array<u32, ${length}>;`,
+    comparator.source,
+    GOES_FIRST,
+  ];
+}
+
+/**
  * The most invocations a lane's workgroup has: a wavefront on AMD, two warps on NVIDIA.
  * More would shorten a round on a GPU with few lanes to sort; on SwiftShader, which runs
  * a workgroup's invocations on one thread, switching between them at every barrier,
@@ -263,14 +281,7 @@ function sortKernel(parts: SortParts, writesPermutation: boolean, limits: GpuLim
   const buffers = 2 * count + (writesPermutation ? 1 : 0);
   const rounds = Math.log2(P) * (Math.log2(P) + 1) / 2;
   const source = [
-    "@group(0) @binding(0) var<storage, read_write> mem: array<u32>;",
-    "@group(0) @binding(1) var<storage, read> args: array<u32>;",
-    WGSL_HELPERS,
-    memoryHelpers(false),
-    ...wgslMathSources(comparator.math),
-    `var<workgroup> order: array<u32, ${n}>;`,
-    comparator.source,
-    GOES_FIRST,
+    ...orderKernelHead(comparator, n),
     `@compute @workgroup_size(${size})`,
     "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {",
     // A zero the compiler cannot see (the slot after the buffers): float constants go through it.

@@ -37,10 +37,9 @@ import { arrayShape, type ArrayShape, elementCount } from "../../types/shape.js"
 import { approxTopKForm, topKComparatorBody } from "../expansions/top_k.js";
 import { isDeclined, type Declined } from "../kernel/declined.js";
 import { copyElementsKernel, tooLarge, u } from "./op_kernels_wgsl.js";
-import { comparatorFunction, GOES_FIRST, narrow, SORT_INVOCATIONS, WGSL_SORT_KEY_TYPES, type SortSlot, type SortStep, type SortSteps, type WgslComparator } from "./sort_wgsl.js";
+import { comparatorFunction, narrow, orderKernelHead, SORT_INVOCATIONS, WGSL_SORT_KEY_TYPES, type SortSlot, type SortStep, type SortSteps, type WgslComparator } from "./sort_wgsl.js";
 import { DEFAULT_GPU_LIMITS } from "./gemm_tiles_wgsl.js";
-import { WGSL_HELPERS, wgslMathSources } from "./wgsl_values.js";
-import { memoryHelpers, type WgslKernel } from "./wgsl_kernel.js";
+import type { WgslKernel } from "./wgsl_kernel.js";
 
 /** What a result of a top-k holds: an operand's first `count` elements of each lane in order, or their positions in the lane (topK's s32 indices). */
 export type TopKResult = { readonly operand: number; readonly count: number } | { readonly positions: true; readonly count: number };
@@ -282,14 +281,7 @@ function stageKernel(g: Geometry, stage: Stage, last: boolean, writesPositions: 
   ];
   const dims = problem.operands[0]!.dimensions;
   const source = [
-    "@group(0) @binding(0) var<storage, read_write> mem: array<u32>;",
-    "@group(0) @binding(1) var<storage, read> args: array<u32>;",
-    WGSL_HELPERS,
-    memoryHelpers(false),
-    ...wgslMathSources(comparator.math),
-    `var<workgroup> order: array<u32, ${chunk}>;`,
-    comparator.source,
-    GOES_FIRST,
+    ...orderKernelHead(comparator, chunk),
     // Padding goes after everything.
     "fn less(base: u32, x: u32, y: u32) -> bool {",
     `  if (x == ${u(PAD)}) { return false; }`,
