@@ -1,6 +1,7 @@
 // GEMM kernels in WGSL: C[b][m][n] = sum_k A[b][m][k] * B[b][k][n] of a GemmSpec
-// (kernel/gemm_plan.ts: row-major, A optionally stored [b][k][m], B [b][n][k]), as one
-// compute dispatch. Two kernels:
+// (kernel/gemm_plan.ts: row-major, A optionally stored [b][k][m], B [b][n][k]; or, with
+// options.layout, a StridedGemm's operands read in place and its result stored through its
+// strides), as one compute dispatch. Two kernels:
 // - the tiled product (gemm_tiles_wgsl.ts): workgroup-memory tiles of A and B (or, with
 //   `staging` "registers", a software adapter's, none: each invocation reads its own
 //   from storage), a register block per invocation, vec4 loads where a contiguous
