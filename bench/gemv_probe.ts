@@ -40,6 +40,7 @@ import {
 } from "../src/index.js";
 import { sumOver } from "./workloads/kernels.js";
 import { probeArgs } from "./harness/probe_args.js";
+import { elementCount } from "../src/types/shape.js";
 
 const given = probeArgs("gemv_probe", {
   options: {
@@ -90,7 +91,6 @@ const allCases: Case[] = [
 const cases = shapeSet === "decode" ? decodeCases : allCases;
 /** GPT-2-small's decode step: its blocks' products in order, each block's weights its own. */
 const stepCases: Case[] = [0, 1].flatMap((block) => [1, 0, 2, 3].map((i) => ({ ...decodeCases[i]!, label: `block ${block} ${decodeCases[i]!.label}` })));
-const count = (dims: readonly number[]): number => dims.reduce((p, d) => p * d, 1);
 
 /** Weights as stored: the probe's type, int8 with a per-column scale, or bf16. */
 type Weights = "plain" | "s8" | "bf16";
@@ -159,13 +159,13 @@ interface Input { readonly dims: readonly number[]; readonly data: number[]; rea
 
 /** The dot's inputs with weights stored `weights` (the weights at index 1), and the bytes of those weights. */
 function dotInputs(c: Case, weights: Weights, x: number[], w: number[]): { inputs: Input[]; bytes: number } {
-  if (weights === "plain") return { inputs: [{ dims: c.lhs, data: x }, { dims: c.rhs, data: w }], bytes: count(c.rhs) * es };
+  if (weights === "plain") return { inputs: [{ dims: c.lhs, data: x }, { dims: c.rhs, data: w }], bytes: elementCount(c.rhs) * es };
   const n = c.rhs[1 - c.contract[1]]!;
   const scale = Array.from({ length: n }, (_, j) => 0.01 * (1 + (j % 7)));
   const stored: Input = { dims: c.rhs, data: weights === "s8" ? w.map((v) => Math.round(v * 127)) : w, type: weights };
   return {
     inputs: [{ dims: c.lhs, data: x }, stored, ...(weights === "s8" ? [{ dims: [n], data: scale, type: "f32" as const }] : [])],
-    bytes: count(c.rhs) * (weights === "s8" ? 1 : 2),
+    bytes: elementCount(c.rhs) * (weights === "s8" ? 1 : 2),
   };
 }
 
@@ -174,7 +174,7 @@ const weightKinds = (c: Case): Weights[] =>
 const weightLabel = (c: Case, weights: Weights): string => (weights === "plain" ? c.label : `  ${weights === "s8" ? "int8 + scale" : "bf16"}${narrowOnly ? ` ${c.label}` : ""}`);
 
 async function coldCase(c: Case): Promise<void> {
-  const x = values(count(c.lhs), 1), w = values(count(c.rhs), 2);
+  const x = values(elementCount(c.lhs), 1), w = values(elementCount(c.rhs), 2);
   const measured: { label: string; bytes: number; dot: ColdTimed; read: ColdTimed; copies: DeviceArray[] }[] = [];
   for (const weights of weightKinds(c)) {
     const { inputs, bytes } = dotInputs(c, weights, x, w);
@@ -182,13 +182,13 @@ async function coldCase(c: Case): Promise<void> {
     const stored = inputs[1]!;
     const same = weights === "plain" ? c.rhs : [bytes / es];
     const copies = Array.from({ length: nCopies }, () => device.bufferFromLiteral(Literal.fromValues(stored.type ?? type, stored.dims, stored.data)));
-    const readCopies = weights === "plain" ? copies : Array.from({ length: nCopies }, () => device.bufferFromLiteral(Literal.fromValues(type, same, values(count(same), 3))));
+    const readCopies = weights === "plain" ? copies : Array.from({ length: nCopies }, () => device.bufferFromLiteral(Literal.fromValues(type, same, values(elementCount(same), 3))));
     const constantCopies = constantWeights && weights === "plain";
     const dot: ColdTimed = constantCopies
       ? { ...(await timed(dotProgram(c, weights, w), inputs.slice(0, 1))), copies: [], weightArg: 1, times: [],
         exes: await Promise.all(Array.from({ length: nCopies }, (_, i) => compile(dotProgram(c, weights, w.map((v) => v + i * 1e-3)), options))) }
       : { ...(await timed(dotProgram(c, weights), inputs)), copies, weightArg: 1, times: [] };
-    const read: ColdTimed = { ...(await timed(sumProgram(same), [{ dims: same, data: values(count(same), 3) }])), copies: readCopies, weightArg: 0, times: [] };
+    const read: ColdTimed = { ...(await timed(sumProgram(same), [{ dims: same, data: values(elementCount(same), 3) }])), copies: readCopies, weightArg: 0, times: [] };
     measured.push({ label: `${weightLabel(c, weights)} (${nCopies} copies)`, bytes, dot, read, copies: weights === "plain" ? copies : [...copies, ...readCopies] });
   }
   for (let r = 0; r < rounds; r++) for (const p of measured) { rotation(p.dot); rotation(p.read); }
@@ -217,10 +217,10 @@ const line = (label: string, bytes: number, dot: Timed, read: Timed, base?: Time
  */
 async function stepPasses(): Promise<void> {
   const parts = await Promise.all(stepCases.map(async (c, i) => {
-    const x = values(count(c.lhs), 1), w = values(count(c.rhs), 2 + i);
+    const x = values(elementCount(c.lhs), 1), w = values(elementCount(c.rhs), 2 + i);
     const dot = await timed(dotProgram(c), [{ dims: c.lhs, data: x }, { dims: c.rhs, data: w }]);
     const read = await timed(sumProgram(c.rhs), []);
-    return { c, bytes: count(c.rhs) * es, dot, read, dotTimes: [] as number[], readTimes: [] as number[] };
+    return { c, bytes: elementCount(c.rhs) * es, dot, read, dotTimes: [] as number[], readTimes: [] as number[] };
   }));
   // The read sums the dot's own weights: the same buffer.
   const readArgs = parts.map((p) => [p.dot.args[1]!]);
@@ -249,13 +249,13 @@ async function stepPasses(): Promise<void> {
 if (shapeSet === "step") await stepPasses();
 else for (const c of cold ? cases.filter((c) => c.batchDims === 0) : cases) {
   if (cold) { await coldCase(c); continue; }
-  const x = values(count(c.lhs), 1), w = values(count(c.rhs), 2);
+  const x = values(elementCount(c.lhs), 1), w = values(elementCount(c.rhs), 2);
   const pairs: { label: string; bytes: number; dot: Timed; read: Timed }[] = [];
   for (const weights of weightKinds(c)) {
     const { inputs, bytes } = dotInputs(c, weights, x, w);
     const same = [bytes / es];
     const dot = constantWeights && weights === "plain" ? await timed(dotProgram(c, weights, w), inputs.slice(0, 1)) : await timed(dotProgram(c, weights), inputs);
-    pairs.push({ label: weightLabel(c, weights), bytes, dot, read: await timed(sumProgram(same), [{ dims: same, data: values(count(same), 3) }]) });
+    pairs.push({ label: weightLabel(c, weights), bytes, dot, read: await timed(sumProgram(same), [{ dims: same, data: values(elementCount(same), 3) }]) });
   }
   const base = narrowOnly ? undefined : pairs[0]!.dot;
   for (let r = 0; r < rounds; r++) for (const p of pairs) { once(p.dot); once(p.read); once(p.dot); }

@@ -12,6 +12,7 @@
 import { arrayShape, dot, evaluate, Literal, parameter, raggedDot, XlaBuilder, type Computation } from "../src/index.js";
 import { compileSync } from "../src/compiler/index.js";
 import { probeArgs } from "./harness/probe_args.js";
+import { elementCount } from "../src/types/shape.js";
 
 const { backend, rows, k, n, groups, rounds, interpRows, sizes: sizesGiven } = probeArgs("ragged_dot_probe", {
   options: {
@@ -38,7 +39,7 @@ function plain(): Computation {
   return b.build(dot(parameter(b, 0, arrayShape("f32", [rows, k])), parameter(b, 1, arrayShape("f32", [k, n]))));
 }
 const filled = (dims: number[], seed: number): Literal => {
-  const count = dims.reduce((p, d) => p * d, 1);
+  const count = elementCount(dims);
   const data = new Float32Array(count);
   for (let i = 0; i < count; i++) data[i] = (((i * 2654435761 + seed) >>> 0) % 2001) / 1000 - 1;
   return Literal.fromValues("f32", dims, data);

@@ -16,13 +16,7 @@ import { gpuBesideHost, median } from "./harness/gpu_beside_host.js";
 import { parseStableHlo } from "../src/index.js";
 import { Literal } from "../src/types/literal.js";
 import { probeArgs } from "./harness/probe_args.js";
-
-const { rounds, only } = probeArgs("webgpu_linalg_probe", {
-  words: [
-    { name: "rounds", kind: "number", default: 8, min: 1, integer: true, help: "rounds, the two alternating" },
-    { name: "only", kind: "string", help: "only the call of this name (gtsv, gehrd, sytrd, gesdd, ...)" },
-  ],
-});
+import { elementCount } from "../src/types/shape.js";
 
 const t = (dims: readonly number[], e = "f32"): string => `tensor<${dims.join("x")}x${e}>`;
 const m64 = t([16, 64, 64]);
@@ -172,6 +166,13 @@ const CALLS: Record<string, { text: string; operands: number[][]; complex?: true
   },
 };
 
+const { rounds, only } = probeArgs("webgpu_linalg_probe", {
+  words: [
+    { name: "rounds", kind: "number", default: 8, min: 1, integer: true, help: "rounds, the two alternating" },
+    { name: "only", kind: "string", choices: Object.keys(CALLS), help: "only the call of this name" },
+  ],
+});
+
 let seed = 12345;
 const random = (): number => {
   seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0;
@@ -183,7 +184,7 @@ for (const [name, { text, operands, complex }] of Object.entries(CALLS)) {
   const program = parseStableHlo(text).entry;
   // A complex operand's diagonal is raised by 8 (ctrsm's triangle well conditioned; the others do not mind).
   const value = (e: number, n: number): number | { re: number; im: number } => (complex ? { re: Math.fround(random() + (Math.floor(e / n) % n === e % n ? 8 : 0)), im: Math.fround(random()) } : Math.fround(random()));
-  const args = operands.map((dims) => Literal.fromValues(complex ? "c64" : "f32", dims, Array.from({ length: dims.reduce((p, x) => p * x, 1) }, (_, e) => value(e, dims.at(-1)!)) as never));
+  const args = operands.map((dims) => Literal.fromValues(complex ? "c64" : "f32", dims, Array.from({ length: elementCount(dims) }, (_, e) => value(e, dims.at(-1)!)) as never));
   const { compileMs, ...times } = await gpuBesideHost(name, program, args, rounds);
   const f = (xs: readonly number[]): string => `best ${Math.min(...xs).toFixed(0)} / median ${median(xs).toFixed(0)} ms`;
   console.log(`${name}: kernel ${f(times.gpu)} (CPU median ${median(times.gpuCpu).toFixed(0)} ms); interpreter ${f(times.host)} (CPU median ${median(times.hostCpu).toFixed(0)} ms); pipeline ${compileMs.toFixed(0)} ms; load ${loadavg()[0]!.toFixed(1)}`);

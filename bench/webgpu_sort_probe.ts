@@ -18,13 +18,7 @@ import { gpuBesideHost, median } from "./harness/gpu_beside_host.js";
 import { compile, evaluate, parseStableHlo } from "../src/index.js";
 import { Literal } from "../src/types/literal.js";
 import { probeArgs } from "./harness/probe_args.js";
-
-const { rounds, only } = probeArgs("webgpu_sort_probe", {
-  words: [
-    { name: "rounds", kind: "number", default: 5, min: 1, integer: true, help: "rounds, the two alternating" },
-    { name: "only", kind: "string", help: "only the program of this name" },
-  ],
-});
+import { elementCount } from "../src/types/shape.js";
 
 const t = (dims: readonly number[], e: string): string => `tensor<${dims.join("x")}x${e}>`;
 
@@ -55,6 +49,19 @@ const PROGRAMS: Record<string, { text: string; operands: readonly (readonly [str
   sort_f32_s32_16x4096: { text: sort([16, 4096], ["f32", "i32"]), operands: [["f32", [16, 4096]], ["s32", [16, 4096]]] },
 };
 
+const TOP_K_PAIRS: Record<string, { dims: readonly [number, number]; k: number }> = {
+  topk_paired_1x50257_k50: { dims: [1, 50257], k: 50 },
+  topk_paired_4x50257_k40: { dims: [4, 50257], k: 40 },
+  topk_paired_16x1024_k16: { dims: [16, 1024], k: 16 },
+};
+
+const { rounds, only } = probeArgs("webgpu_sort_probe", {
+  words: [
+    { name: "rounds", kind: "number", default: 5, min: 1, integer: true, help: "rounds, the two alternating" },
+    { name: "only", kind: "string", choices: [...Object.keys(PROGRAMS), ...Object.keys(TOP_K_PAIRS)], help: "only the program of this name" },
+  ],
+});
+
 let seed = 12345;
 const random = (): number => {
   seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0;
@@ -72,7 +79,7 @@ const value = (e: string, k: number): number => {
 for (const [name, { text, operands }] of Object.entries(PROGRAMS)) {
   if (only !== undefined && name !== only) continue;
   const program = parseStableHlo(text).entry;
-  const args = operands.map(([e, dims]) => Literal.fromValues(e as "f32", dims, Array.from({ length: dims.reduce((p, x) => p * x, 1) }, (_, k) => value(e, k))));
+  const args = operands.map(([e, dims]) => Literal.fromValues(e as "f32", dims, Array.from({ length: elementCount(dims) }, (_, k) => value(e, k))));
   const { compileMs, ...times } = await gpuBesideHost(name, program, args, rounds);
   const range = (xs: readonly number[]): string => `${Math.min(...xs).toFixed(0)}-${Math.max(...xs).toFixed(0)} (median ${median(xs).toFixed(0)})`;
   console.log(`${name}: kernel wall ${range(times.gpu)} ms, CPU ${range(times.gpuCpu)} ms; interpreter wall ${range(times.host)} ms, CPU ${range(times.hostCpu)} ms; pipeline ${compileMs.toFixed(0)} ms; load ${loadavg()[0]!.toFixed(1)}`);
@@ -91,12 +98,6 @@ const sortThenSlice = (dims: readonly [number, number], k: number): string => {
   %j = stablehlo.slice %s#1 [0:${dims[0]}, 0:${k}] : (${i}) -> ${j}
   return %v, %j : ${v}, ${j}
 }`;
-};
-
-const TOP_K_PAIRS: Record<string, { dims: readonly [number, number]; k: number }> = {
-  topk_paired_1x50257_k50: { dims: [1, 50257], k: 50 },
-  topk_paired_4x50257_k40: { dims: [4, 50257], k: 40 },
-  topk_paired_16x1024_k16: { dims: [16, 1024], k: 16 },
 };
 
 /** Wall and process CPU milliseconds of `f`. */

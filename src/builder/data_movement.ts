@@ -8,7 +8,7 @@ import type { GatherDimensionNumbers, ScatterDimensionNumbers } from "../ir/attr
 import type { ElementType } from "../types/element_type.js";
 import { ShapeError } from "../types/errors.js";
 import { Literal, type NestedValues, type Scalar } from "../types/literal.js";
-import { arrayShape, resolveDimension, type ArrayShape } from "../types/shape.js";
+import { arrayShape, resolveDimension, type ArrayShape, elementCount } from "../types/shape.js";
 import { constantLiteral, type XlaBuilder, type XlaOp } from "./xla_builder.js";
 
 // ---- constants
@@ -67,7 +67,7 @@ export function collapse(op: XlaOp, dimensions: readonly number[]): XlaOp {
   });
   const first = dimensions[0]!;
   const last = dimensions.at(-1)!;
-  const merged = dims.slice(first, last + 1).reduce((p, d) => p * d, 1);
+  const merged = elementCount(dims.slice(first, last + 1));
   return reshape(op, [...dims.slice(0, first), merged, ...dims.slice(last + 1)]);
 }
 

@@ -36,6 +36,7 @@ import { deserializeInstruction } from "../runtime/serialize.js";
 import type { NativeModule } from "./native/build.js";
 import type { CallGroup, CallMember, KernelEntry, KernelPlacement, ListedKernel, LoadedKernel, PreparedCalls } from "./backend_contract.js";
 import { maxOf } from "../types/arrays.js";
+import { roundUp } from "../types/index_util.js";
 
 
 /** The native module of a program with C kernels, and the threads its kernels may use. */
@@ -132,7 +133,7 @@ interface Placement {
 /** Scratch a thread needs: the most any kernel or any row group's block buffers take. */
 const scratchPerThread = (program: CompiledProgram): number =>
   Math.max(0, maxOf(program.kernels.map((k) => k.scratchBytes)), maxOf(allSteps(program).map(({ step }) => (step.kind === "group" ? step.scratchBytes : 0))));
-const aligned = (bytes: number): number => Math.max(BUFFER_ALIGNMENT, Math.ceil(bytes / BUFFER_ALIGNMENT) * BUFFER_ALIGNMENT);
+const aligned = (bytes: number): number => Math.max(BUFFER_ALIGNMENT, roundUp(bytes, BUFFER_ALIGNMENT));
 
 /** Bytes of the region that holds `program`'s constants, arena and scratch for `threads` threads (regionPlacement's layout). */
 export function regionBytes(program: CompiledProgram, threads: number): number {

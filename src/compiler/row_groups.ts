@@ -29,6 +29,7 @@ type KernelDescription = Omit<WasmKernel, "bytes">;
 import { BUFFER_ALIGNMENT } from "./wasm/kernel.js";
 import { MAX_MEMBERS } from "./wasm/thread_pool_protocol.js";
 import { appendAll } from "../types/arrays.js";
+import { roundUp } from "../types/index_util.js";
 
 /** A temporary of a group that holds only one block of rows, in the thread's scratch. */
 export interface BlockBuffer {
@@ -59,7 +60,6 @@ export interface RowGroup {
  */
 const BLOCK_BYTES = 512 << 10;
 
-const alignUp = (n: number): number => Math.ceil(n / BUFFER_ALIGNMENT) * BUFFER_ALIGNMENT;
 
 /**
  * The row groups among `steps`: maximal chains of row kernels of one extent (and no
@@ -104,7 +104,7 @@ export function planRowGroups(steps: readonly Step[], kernels: readonly KernelDe
       const block = Math.ceil(rows / blocks);
       // Read only inside the group: one block's rows, placed in scratch by their lives within a block.
       const local = [...produced].filter(([temp]) => temps[temp]!.lastUse < end);
-      const placed = assignArena(local.map(([temp, b]) => ({ bytes: alignUp(block * b), defined: temps[temp]!.defined - i, lastUse: temps[temp]!.lastUse - i })));
+      const placed = assignArena(local.map(([temp, b]) => ({ bytes: roundUp(block * b, BUFFER_ALIGNMENT), defined: temps[temp]!.defined - i, lastUse: temps[temp]!.lastUse - i })));
       const blockBuffers = local.map(([temp, rowBytes], k) => ({ temp, offset: placed.offsets[k]!, rowBytes }));
       groups.push({ start: i, end, rows, block, blockBuffers, scratchBytes: placed.arenaBytes });
     }

@@ -20,7 +20,7 @@ import type { Executable } from "../compiler/executable.js";
 import { XlaBuilder, parameter, type XlaOp } from "../builder/xla_builder.js";
 import { tuple } from "../builder/control.js";
 import { Literal, type Complex, type NestedValues, type Scalar } from "../types/literal.js";
-import { arrayShape, type ArrayShape } from "../types/shape.js";
+import { arrayShape, type ArrayShape, elementCount } from "../types/shape.js";
 import { DTYPES, dtypeKind, dtypeOf, resultType, DEFAULT_COMPLEX, DEFAULT_FLOAT, DEFAULT_INT, type DType } from "./dtypes.js";
 import { ConcretizationError, FrontendError } from "./errors.js";
 import { getItem, IndexUpdateRef, type Index } from "./indexing.js";
@@ -65,7 +65,7 @@ export abstract class ArrayBase {
   }
 
   get size(): number {
-    return this.aval.shape.reduce((n, d) => n * d, 1);
+    return elementCount(this.aval.shape);
   }
 
   /** The contents as nested JS values (numbers, booleans; bigint for 64-bit integers). */

@@ -15,6 +15,7 @@ import { FrontendError } from "./errors.js";
 import * as lax from "./lax.js";
 import { conj, normalizeAxis, roll } from "./numpy.js";
 import { range } from "../types/arrays.js";
+import { elementCount } from "../types/shape.js";
 
 export type FftNorm = "backward" | "ortho" | "forward";
 
@@ -115,7 +116,7 @@ function transform(where: string, x: ArrayLike, kind: Kind, inverse: boolean, si
     a = over(a, "IRFFT", groups.at(-1)!);
   }
 
-  const points = lengths.reduce((p, n) => p * n, 1);
+  const points = elementCount(lengths);
   // XLA's inverse transforms divide by N already.
   const scale = norm === "backward" ? 1 : norm === "ortho" ? (inverse ? Math.sqrt(points) : 1 / Math.sqrt(points)) : (inverse ? points : 1 / points);
   return scale === 1 ? a : lax.mul(a, scale);

@@ -20,6 +20,7 @@ import type { ArrayBase } from "./core.js";
 import type { DType } from "./dtypes.js";
 import * as lax from "./lax.js";
 import { bindRow, linearJvp, matrixBatch, type PrimitiveParams, type PrimitiveRow } from "./primitives.js";
+import { elementCount } from "../types/shape.js";
 
 type V = ArrayBase;
 type FftPrimitive = "fft" | "ifft" | "rfft" | "irfft";
@@ -51,7 +52,7 @@ function rfftTranspose(ct: V, fftLength: readonly number[]): V {
 /** irfft's transpose: w ⊙ conj(rfft(ct)) / N (see the header). */
 function irfftTranspose(ct: V, fftLength: readonly number[]): V {
   const n = fftLength.at(-1)!;
-  const total = fftLength.reduce((a, b) => a * b, 1);
+  const total = elementCount(fftLength);
   const spectrum = lax.conj(bindRow("rfft")([ct], { fftLength })[0]!);
   const last = spectrum.ndim - 1;
   const k = lax.broadcastedIota("int32", spectrum.shape, last);

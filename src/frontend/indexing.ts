@@ -19,6 +19,7 @@ import { ConcretizationError, FrontendError } from "./errors.js";
 import * as lax from "./lax.js";
 import { broadcastShapes, broadcastTo } from "./numpy.js";
 import { appendAll, range } from "../types/arrays.js";
+import { rowMajorStrides } from "../types/index_util.js";
 
 /** One item of an index: an integer, a slice string ("1:3", ":", "::-1"), null (a new axis), "..." or an integer or boolean array. */
 export type Index = number | bigint | null | string | ArrayLike;
@@ -69,7 +70,7 @@ function maskToArrays(mask: ArrayBase, position: number, where: string): Raw[] {
     throw new ConcretizationError(`${where}: index item ${position} is a traced boolean mask; its result's shape depends on its values (use np.where instead)`, where);
   }
   const flat = (mask.ndim === 0 ? [mask.item()] : (lax.reshape(mask, [mask.size]).tolist() as unknown[])) as boolean[];
-  const strides = mask.shape.map((_, d) => mask.shape.slice(d + 1).reduce((n, s) => n * s, 1));
+  const strides = rowMajorStrides(mask.shape);
   const hits = range(flat.length).filter((i) => flat[i]);
   return mask.shape.map((_, d) => ({ kind: "array", array: asArrayValue(hits.map((i) => Math.floor(i / strides[d]!) % mask.shape[d]!), "int32", where) }));
 }

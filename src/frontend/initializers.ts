@@ -11,6 +11,7 @@ import { qr } from "./linalg.js";
 import * as np from "./numpy.js";
 import { diagonal } from "./numpy_arrays.js";
 import * as random from "./random.js";
+import { elementCount } from "../types/shape.js";
 
 /** An initializer: an array of `shape` (and `dtype`, default the initializer's or float32) drawn with `key`. */
 export type Initializer = (key: ArrayLike, shape: readonly number[], dtype?: DType) => ArrayBase;
@@ -61,7 +62,7 @@ function computeFans(shape: readonly number[], axes: FanAxes): [number, number] 
     }, 1);
   const inSize = size(axes.inAxis ?? -2);
   const outSize = size(axes.outAxis ?? -1);
-  const receptiveField = shape.reduce((p, d) => p * d, 1) / inSize / outSize / size(axes.batchAxis ?? []);
+  const receptiveField = elementCount(shape) / inSize / outSize / size(axes.batchAxis ?? []);
   return [inSize * receptiveField, outSize * receptiveField];
 }
 
@@ -124,7 +125,7 @@ export const orthogonal = (scale = 1, options: { columnAxis?: number; dtype?: DT
     if (shape.length < 2) throw new FrontendError(`initializers.orthogonal: needs a shape of rank 2 or more, got [${shape}]`, "initializers.orthogonal", "shape");
     const axis = np.normalizeAxis("initializers.orthogonal", options.columnAxis ?? -1, shape.length);
     const cols = shape[axis]!;
-    const rows = shape.reduce((p, d) => p * d, 1) / cols;
+    const rows = elementCount(shape) / cols;
     const wide = rows < cols;
     const { Q, R } = qr(random.normal(key, wide ? [cols, rows] : [rows, cols], { dtype }));
     const signed = np.multiply(Q, np.sign(diagonal(R)));

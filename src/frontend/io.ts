@@ -11,7 +11,7 @@
 import { readNpz, writeNpz } from "../types/npz.js";
 import { Literal, storagePerElement, storageView } from "../types/literal.js";
 import { ELEMENT_TYPES, type ElementType } from "../types/element_type.js";
-import { arrayShape } from "../types/shape.js";
+import { arrayShape, elementCount } from "../types/shape.js";
 import { Array as ConcreteArray, arrayFromLiteral, asArrayValue, type ArrayLike } from "./core.js";
 import { DTYPES } from "./dtypes.js";
 import { FrontendError } from "./errors.js";
@@ -99,7 +99,7 @@ export function loadSafetensors(file: Bytes): Record<string, ConcreteArray> {
     if (type === undefined) fail(`tensor ${name}: dtype ${String(entry?.dtype)} is not supported (known: ${Object.keys(SAFETENSORS_TYPES).join(", ")})`);
     const shape = entry.shape;
     if (!Array.isArray(shape) || shape.some((d) => !Number.isInteger(d) || d < 0)) fail(`tensor ${name}: bad shape ${JSON.stringify(shape)}`);
-    const count = shape.reduce((n, d) => n * d, 1);
+    const count = elementCount(shape);
     const [begin, end] = entry.data_offsets ?? [];
     const size = count * elementBytes(type!);
     if (!Number.isInteger(begin) || end! - begin! !== size || dataStart + end! > bytes.length) {

@@ -8,6 +8,7 @@ import { dtypeKind, isInexact, isIntegral, type DType } from "./dtypes.js";
 import type { GatherDimensionNumbersInput, ScatterDimensionNumbersInput } from "../builder/data_movement.js";
 import { FrontendError } from "./errors.js";
 import type { PrimitiveName, PrimitiveParams } from "./primitives.js";
+import { elementCount } from "../types/shape.js";
 
 export { convertElementType };
 
@@ -130,7 +131,7 @@ const constants = new Map<string, ConcreteArray>();
  */
 export function constantOperand(shape: readonly number[], value: number, dtype: DType, weakType = false): ArrayBase {
   const make = (): ArrayBase => convertElementType(full(shape, value, dtype), dtype, weakType);
-  if (shape.reduce((n, d) => n * d, 1) > SMALL_CONSTANT) return make();
+  if (elementCount(shape) > SMALL_CONSTANT) return make();
   const key = `${dtype}|${weakType}|${shape.join(",")}|${Object.is(value, -0) ? "-0" : String(value)}`;
   const cached = constants.get(key);
   if (cached !== undefined) return cached;

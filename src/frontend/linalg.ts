@@ -14,6 +14,7 @@ import { diagonal, pivotSign } from "./lu_rules.js";
 import { einsum } from "./einsum.js";
 import * as np from "./numpy.js";
 import { range } from "../types/arrays.js";
+import { elementCount } from "../types/shape.js";
 
 /** The dtypes LAPACK has routines for (JAX's CPU lowerings refuse the others). */
 const LAPACK_DTYPES: readonly string[] = ["float32", "float64", "complex64", "complex128"];
@@ -470,8 +471,8 @@ export function tensorinv(a: ArrayLike, ind = 2): ArrayBase {
   const x = asArrayValue(a, undefined, where);
   if (!Number.isInteger(ind) || ind <= 0 || ind > x.ndim) throw new FrontendError(`${where}: ind must be in 1..${x.ndim}, got ${ind}`, where, "ind");
   const [head, tail] = [x.shape.slice(0, ind), x.shape.slice(ind)];
-  const rows = head.reduce((p, d) => p * d, 1);
-  const cols = tail.reduce((p, d) => p * d, 1);
+  const rows = elementCount(head);
+  const cols = elementCount(tail);
   if (rows !== cols) throw new FrontendError(`${where}: the first ${ind} axes hold ${rows} elements and the rest ${cols}; they must be equal`, where, "a");
   return lax.reshape(inv(lax.reshape(x, [rows, cols])), [...tail, ...head]);
 }
@@ -487,7 +488,7 @@ export function tensorsolve(a: ArrayLike, b: ArrayLike, axes?: readonly number[]
   }
   const solutionShape = x.shape.slice(y.ndim);
   const rows = y.size;
-  const cols = solutionShape.reduce((p, d) => p * d, 1);
+  const cols = elementCount(solutionShape);
   if (x.shape.slice(0, y.ndim).join(",") !== y.shape.join(",") || rows !== cols) {
     throw new FrontendError(`${where}: a of shape [${x.shape}] does not start with b's shape [${y.shape}] and square up with the rest`, where, "a");
   }

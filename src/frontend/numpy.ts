@@ -10,6 +10,7 @@ import * as lax from "./lax.js";
 
 export type { DType } from "./dtypes.js";
 import { take } from "./indexing.js";
+import { elementCount } from "../types/shape.js";
 export { take, takeAlongAxis, type Index, type TakeOptions } from "./indexing.js";
 export { sort, argsort, type SortOptions } from "./sorting.js";
 export * as linalg from "./linalg.js";
@@ -498,7 +499,7 @@ export function reshape(x: ArrayLike, shape: number | readonly number[]): ArrayB
   if (unknown > 1) throw new FrontendError(`reshape: can only specify one unknown dimension in [${dims}]`, "reshape", "shape");
   const known = dims.filter((d) => d !== -1).reduce((n, d) => n * d, 1);
   const resolved = dims.map((d) => (d === -1 ? (known === 0 ? 0 : a.size / known) : d));
-  if (resolved.reduce((n, d) => n * d, 1) !== a.size || resolved.some((d) => !Number.isInteger(d) || d < 0)) {
+  if (elementCount(resolved) !== a.size || resolved.some((d) => !Number.isInteger(d) || d < 0)) {
     throw new FrontendError(`reshape: cannot reshape an array of size ${a.size} (shape [${a.shape}]) into shape [${dims}]`, "reshape", "shape");
   }
   return lax.reshape(a, resolved);

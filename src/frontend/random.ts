@@ -19,6 +19,7 @@ import { jit } from "./jit.js";
 import * as lax from "./lax.js";
 import * as np from "./numpy.js";
 import { topK } from "./sorting.js";
+import { elementCount } from "../types/shape.js";
 
 type A = ArrayBase;
 
@@ -82,7 +83,7 @@ export const PRNGKey = key;
 
 /** The counters (hi, lo words of each element's row-major index) of an array of `shape`. */
 function counters(shape: readonly number[]): [A, A] {
-  const n = shape.reduce((p, d) => p * d, 1);
+  const n = elementCount(shape);
   if (n >= 2 ** 32) throw new FrontendError(`random: ${n} values at once are more than the front end counts (2^32)`, "random", "shape");
   const lo = lax.reshape(lax.iota("uint32", n), shape);
   return [lax.full(shape, 0, "uint32"), lo];
@@ -135,7 +136,7 @@ export function foldIn(key: ArrayLike, data: number): A {
 
 /** jax.random.bits for 32-bit words: uint32 random bits of `shape`. */
 export function bits(key: ArrayLike, shape: readonly number[] = []): A {
-  if (!partitionable) return lax.reshape(sequentialBits(key, shape.reduce((p, d) => p * d, 1)), shape);
+  if (!partitionable) return lax.reshape(sequentialBits(key, elementCount(shape)), shape);
   const [hi, lo] = counters(shape);
   const [b1, b2] = threefry2x32(key, hi, lo);
   return lax.xor(b1, b2);
@@ -370,7 +371,7 @@ export function categorical(key: ArrayLike, logits: ArrayLike, options: Categori
     const noisy = lax.add(gumbel(key, [...prefix, ...sampleShape], { dtype: l.dtype }), lax.broadcastTo(l, [...prefix, ...sampleShape]));
     return lax.argmax(noisy, prefix.length + axis);
   }
-  const k = prefix.reduce((p, d) => p * d, 1);
+  const k = elementCount(prefix);
   if (k > l.shape[axis]!) throw new FrontendError(`categorical: ${k} samples without replacement from ${l.shape[axis]} categories`, "categorical", "shape");
   const noisy = np.moveaxis(lax.add(l, gumbel(key, l.shape, { dtype: l.dtype })), axis, -1);
   const [, indices] = topK(noisy, k);

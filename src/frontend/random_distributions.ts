@@ -16,6 +16,7 @@ import { diagonal } from "./numpy_arrays.js";
 import { searchsorted } from "./numpy_math.js";
 import { topK } from "./sorting.js";
 import { bernoulli, gumbel, normal, permutation, randint, split, uniform } from "./random.js";
+import { elementCount } from "../types/shape.js";
 
 type A = ArrayBase;
 
@@ -182,7 +183,7 @@ export function choice(key: ArrayLike, a: ArrayLike, shape: readonly number[] = 
   const axis = arr.ndim === 0 ? 0 : np.normalizeAxis("random.choice", options.axis ?? 0, arr.ndim);
   if (arr.ndim === 0 && !isIntegral(arr.dtype)) throw new FrontendError(`random.choice: a must be an integer or an array, got a ${arr.dtype} scalar`, "random.choice", "a");
   const inputs = arr.ndim === 0 ? Number(arr.item()) : arr.shape[axis]!;
-  const draws = shape.reduce((q, d) => q * d, 1);
+  const draws = elementCount(shape);
   if (draws === 0) return lax.full(shape, 0, arr.dtype);
   if (inputs <= 0) throw new FrontendError(`random.choice: a must be greater than 0 unless no samples are taken, got ${inputs}`, "random.choice", "a");
   if (!replace && draws > inputs) throw new FrontendError(`random.choice: cannot take ${draws} samples from ${inputs} without replacement`, "random.choice", "shape");

@@ -32,6 +32,7 @@ import * as np from "./numpy.js";
 import { normal, split, uniform } from "./random.js";
 import { logGammaGrad, randomGammaGrad } from "./random_gamma_grad.js";
 import { vmap } from "./vmap.js";
+import { elementCount } from "../types/shape.js";
 
 type A = ArrayBase;
 
@@ -127,7 +128,7 @@ const gammaProgram = jit((key: A, alpha: A, logSpace: boolean): A => {
 
 /** Samples of `shape` (a broadcast to it); differentiable in `a` with JAX's implicit derivative. */
 function sampleGamma(key: ArrayLike, a: A, shape: readonly number[], logSpace: boolean): A {
-  const n = shape.reduce((p, s) => p * s, 1);
+  const n = elementCount(shape);
   if (n === 0) return lax.full(shape, 0, "float32");
   const k = asArrayValue(key, undefined, "random.gamma");
   const draw = (alpha: A): A => lax.reshape(gammaProgram(k, lax.reshape(lax.broadcastTo(alpha, shape), [n]), logSpace) as A, shape);

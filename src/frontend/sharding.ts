@@ -36,6 +36,7 @@ import { JitTrace, JitTracer, argnumList, flattenArgs, traceToModule, type Lower
 import { MESH_NAME, declareMesh, type MeshAxes } from "./sharding_rules.js";
 import * as lax from "./lax.js";
 import { treeFlatten, treeUnflatten, type TreeDef } from "./tree.js";
+import { elementCount } from "../types/shape.js";
 
 /** A mesh, partition spec or sharding that breaks a rule (an unknown or repeated axis, a rank or size that does not fit). */
 export class ShardingSpecError extends FrontendError {
@@ -95,7 +96,7 @@ export class Mesh {
 
   /** The number of devices. */
   get size(): number {
-    return this.axisSizes.reduce((n, s) => n * s, 1);
+    return elementCount(this.axisSizes);
   }
 
   /** @internal the axes as primitive params */

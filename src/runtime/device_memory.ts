@@ -14,6 +14,7 @@
 // BufferAllocator is that allocator, for any memory addressed by byte offsets.
 
 import { ExecutionError } from "../types/errors.js";
+import { roundUp } from "../types/index_util.js";
 
 /** Alignment of every buffer placed in device memory, in bytes (kernels may rely on it for vector loads). */
 export const BUFFER_ALIGNMENT = 64;
@@ -90,7 +91,7 @@ export class BufferAllocator {
 
   /** The size `allocate` gives a request of `bytes`. */
   static rounded(bytes: number): number {
-    return Math.max(BUFFER_ALIGNMENT, Math.ceil(bytes / BUFFER_ALIGNMENT) * BUFFER_ALIGNMENT);
+    return Math.max(BUFFER_ALIGNMENT, roundUp(bytes, BUFFER_ALIGNMENT));
   }
 
   /** The offset of `bytes` (rounded) newly reserved, or undefined when no free range is big enough. */

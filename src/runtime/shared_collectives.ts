@@ -38,6 +38,7 @@ import { ExecutionError } from "../types/errors.js";
 import { Literal, storageConstructor, storagePerElement, type Storage } from "../types/literal.js";
 import { arrayLeaves, shapesEqual, shapeToString, storageElementCount, type ArrayShape, type Shape } from "../types/shape.js";
 import { range } from "../types/arrays.js";
+import { roundUp } from "../types/index_util.js";
 
 const ABORT = 1;
 /** Bytes of the result arena handed out so far. */
@@ -70,13 +71,12 @@ export interface RendezvousMemory {
 
 export function allocateRendezvous(deviceCount: number, payloadBytes: number, reduceBytes: number): RendezvousMemory {
   const ints = SLOTS_BASE + deviceCount * SLOT_INTS + deviceCount * deviceCount;
-  const align = (n: number): number => Math.ceil(n / 8) * 8;
   return {
     deviceCount,
-    payloadBytes: align(payloadBytes),
-    reduceBytes: align(reduceBytes),
+    payloadBytes: roundUp(payloadBytes, 8),
+    reduceBytes: roundUp(reduceBytes, 8),
     control: new SharedArrayBuffer(ints * 4),
-    mailboxes: new SharedArrayBuffer(deviceCount * (DESCRIPTOR_BYTES + align(payloadBytes) + align(reduceBytes))),
+    mailboxes: new SharedArrayBuffer(deviceCount * (DESCRIPTOR_BYTES + roundUp(payloadBytes, 8) + roundUp(reduceBytes, 8))),
   };
 }
 
@@ -318,7 +318,7 @@ export class SharedCollectives implements CollectiveBackend {
   /** A byte offset of `bytes` free bytes in the arena, or -1 when there is no room. */
   private claimArena(bytes: number): number {
     const size = this.options.arena?.byteLength ?? 0;
-    const need = Math.ceil(bytes / 8) * 8;
+    const need = roundUp(bytes, 8);
     for (;;) {
       const top = Atomics.load(this.control, ARENA_TOP);
       if (top + need > size) return -1;

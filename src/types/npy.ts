@@ -25,6 +25,7 @@ import { ELEMENT_TYPES, type ElementType } from "./element_type.js";
 import { ShapeError, XlaError } from "./errors.js";
 import { checkBytes } from "./resource.js";
 import { decodeUtf8 } from "./utf8.js";
+import { elementCount } from "./shape.js";
 
 /** A .npy or .npz file that is malformed, truncated, or holds something xlats cannot represent. */
 export class NpyError extends XlaError {
@@ -195,7 +196,7 @@ export function decodeNpy(file: Uint8Array, options: NpyReadOptions = {}): NpyAr
   } else if (wanted !== undefined && wanted !== t) {
     throw fail(`holds ${t} (dtype '${header.descr}'), expected ${wanted}`);
   }
-  const count = header.shape.reduce((a, b) => a * b, 1);
+  const count = elementCount(header.shape);
   const size = count * descr.itemSize;
   if (!Number.isSafeInteger(size)) throw fail(`shape (${header.shape.join(", ")}) is too large`);
   // The copy below holds the whole array: one more value, within the budget like any other.

@@ -17,6 +17,8 @@ import { floatCodec } from "./float_codec.js";
 import type { Literal, Scalar } from "./literal.js";
 import { ML_DTYPES_NAMES, numpyDtypeName } from "./npy.js";
 import { maxOf, minOf, range } from "./arrays.js";
+import { elementCount } from "./shape.js";
+import { rowMajorStrides } from "./index_util.js";
 
 const PRECISION = 8;
 const THRESHOLD = 1000;
@@ -192,7 +194,7 @@ export function numpyRepr(lit: Literal): string {
   const dims = lit.dimensions;
   // Only the elements shown are read: a summarised array of any size prints without a JS array of all its values.
   const values = lit.toDefaultLayout();
-  const size = dims.reduce((a, b) => a * b, 1);
+  const size = elementCount(dims);
   const summarize = size > THRESHOLD;
   const prefix = "array(";
   const extras: string[] = [];
@@ -202,7 +204,7 @@ export function numpyRepr(lit: Literal): string {
   let body: string;
   if (size === 0) body = "[]";
   else {
-    const strides = dims.map((_, d) => dims.slice(d + 1).reduce((a, b) => a * b, 1));
+    const strides = rowMajorStrides(dims);
     // Which indices of each axis are shown: all, or the edge items around "...".
     const shownIndices = (d: number): (number | "...")[] => {
       const n = dims[d]!;

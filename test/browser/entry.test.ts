@@ -1,27 +1,16 @@
 // The browser entry's module graph, as a browser or a bundler follows it from
-// dist/src/browser.js: static imports and re-exports, dynamic imports of a literal, and the
-// workers started with `new Worker(new URL("...", import.meta.url))`. No module in it
+// dist/src/browser.js: static imports and re-exports (type-only ones are erased from the
+// built JavaScript), dynamic imports of a literal, and the workers started with
+// `new Worker(new URL("...", import.meta.url))`, as module_imports.ts reads them. No module in it
 // may import a `node:` built-in or a bare package name (a browser could not resolve it).
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { moduleImports, parseModule } from "../ir/module_imports.js";
 
 const root = fileURLToPath(new URL("../../../", import.meta.url));
-
-/** Every specifier a module names: `from "x"`, `import "x"`, `import("x")`, `new URL("x", import.meta.url)`. */
-function specifiers(source: string): string[] {
-  // Comments name modules too (backends.ts shows how to add one): they import nothing.
-  const code = source.replace(/\/\*[\s\S]*?\*\//g, "").replace(/^\s*\/\/.*$/gm, "");
-  const found: string[] = [];
-  const patterns = [
-    /\bfrom\s*"([^"]+)";/g, /^import\s*"([^"]+)";/gm, /\bimport\(\s*"([^"]+)"\s*\)/g, /\bnew URL\(\s*"([^"]+)",\s*import\.meta\.url\s*\)/g,
-  ];
-  for (const p of patterns) for (const m of code.matchAll(p)) found.push(m[1]!);
-  return found;
-}
 
 function graph(entry: string): { modules: Set<string>; outside: string[] } {
   const modules = new Set<string>();
@@ -31,7 +20,7 @@ function graph(entry: string): { modules: Set<string>; outside: string[] } {
     const file = todo.pop()!;
     if (modules.has(file)) continue;
     modules.add(file);
-    for (const s of specifiers(readFileSync(file, "utf8"))) {
+    for (const { specifier: s } of moduleImports(parseModule(file))) {
       if (s.startsWith("./") || s.startsWith("../")) todo.push(resolve(dirname(file), s));
       else outside.push(`${relative(root, file)}: "${s}"`);
     }

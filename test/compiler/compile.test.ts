@@ -11,6 +11,7 @@ import { compile, WasmDevice } from "../../src/compiler/index.js";
 import { ExecutionError } from "../../src/types/errors.js";
 import { rng } from "../support/prng.js";
 import { separateFusionsPipeline } from "../support/pipelines.js";
+import { elementCount } from "../../src/types/shape.js";
 
 function reducer(b: XlaBuilder, name: string, t: ElementType, op: (x: XlaOp, y: XlaOp) => XlaOp): Computation {
   const sb = b.createSubBuilder(name);
@@ -18,7 +19,7 @@ function reducer(b: XlaBuilder, name: string, t: ElementType, op: (x: XlaOp, y: 
 }
 
 function randomLiteral(next: () => number, t: ElementType, dims: number[]): Literal {
-  const n = dims.reduce((a, b) => a * b, 1);
+  const n = elementCount(dims);
   const flat = Array.from({ length: n }, () => (t === "f32" || t === "f64" ? next() * 4 - 2 : Math.floor(next() * 200 - 100)));
   return Literal.fromValues(t, dims, flat);
 }

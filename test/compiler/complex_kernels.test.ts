@@ -20,6 +20,7 @@ import { parseStableHlo } from "../../src/text/mlir/index.js";
 import { Literal } from "../../src/types/literal.js";
 import type { ElementType } from "../../src/types/element_type.js";
 import { webgpuSkip } from "./webgpu/gpu_available.js";
+import { elementCount } from "../../src/types/shape.js";
 
 type Backend = "wasm" | "native" | "webgpu";
 
@@ -260,13 +261,13 @@ function sumCases(t: "c64" | "c128"): Case[] {
     },
   ];
   return [...pipelines, ...shapes.map(([dims, reduced, out]) => {
-    const n = dims.reduce((a, b) => a * b, 1);
+    const n = elementCount(dims);
     const T = `tensor<${dims.join("x")}x${c}>`;
     const O = `tensor<${out.map((d) => `${d}x`).join("")}${c}>`;
     const values = (s: number): Literal => Literal.fromValues(t, dims, Array.from({ length: n }, (_, i) => ({ re: Math.sin(i * s), im: Math.cos(i + s) })) as never);
     return {
       name: `${t} sum over dimensions [${reduced.join(", ")}] of [${dims.join(", ")}]`, compiled: t === "c64" ? ALL : CPU,
-      sumTerms: n / out.reduce((a, b) => a * b, 1), args: [values(1), values(2)],
+      sumTerms: n / elementCount(out), args: [values(1), values(2)],
       text: `func.func @main(%x: ${T}, %y: ${T}) -> ${O} {
   %m = stablehlo.add %x, %y : ${T}
   %z = stablehlo.constant dense<(0.5, -0.25)> : tensor<${c}>

@@ -15,10 +15,11 @@ import { verifyModule } from "../../src/ir/verify.js";
 import { parseHlo } from "../../src/text/hlo/index.js";
 import { rng } from "../support/prng.js";
 import { firstDifference, literalsClose } from "./literal_compare.js";
+import { elementCount } from "../../src/types/shape.js";
 
 function randomF32(seed: number, dims: number[]): Literal {
   const next = rng(seed);
-  return Literal.fromValues("f32", dims, Array.from({ length: dims.reduce((a, b) => a * b, 1) }, () => next() * 2 - 1));
+  return Literal.fromValues("f32", dims, Array.from({ length: elementCount(dims) }, () => next() * 2 - 1));
 }
 
 /** Runs `exe` and the interpreter on `args`; floats within `rtol`, everything else exact. */

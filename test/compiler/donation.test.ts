@@ -12,13 +12,14 @@ import { compile, compileSync, WasmDevice } from "../../src/compiler/index.js";
 import { HloModule } from "../../src/ir/computation.js";
 import { CompileError, ExecutionError } from "../../src/types/errors.js";
 import { rng } from "../support/prng.js";
+import { elementCount } from "../../src/types/shape.js";
 
 const random = rng(77);
 
 function randomArgs(c: Computation): Literal[] {
   return c.parameters.map((p) => {
     const s = p.shape.kind === "array" ? p.shape : arrayShape("f32", []);
-    const n = s.dimensions.reduce((a, b) => a * b, 1);
+    const n = elementCount(s.dimensions);
     return Literal.fromValues(s.elementType, s.dimensions, Array.from({ length: n }, () => random() - 0.5));
   });
 }

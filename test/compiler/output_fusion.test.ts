@@ -16,11 +16,12 @@ import type { Instruction } from "../../src/ir/computation.js";
 import { InstructionFactory } from "../../src/ir/factory.js";
 import { makeDotDimensionNumbers } from "../../src/builder/linalg.js";
 import { rng } from "../support/prng.js";
+import { elementCount } from "../../src/types/shape.js";
 
 const random = rng(2024);
 
 function randomLiteral(t: ElementType, dims: readonly number[]): Literal {
-  const n = dims.reduce((a, b) => a * b, 1);
+  const n = elementCount(dims);
   return Literal.fromValues(t, dims, Array.from({ length: n }, () => random() * 2 - 1));
 }
 

@@ -16,6 +16,7 @@ import { parseHlo } from "../../src/text/hlo/index.js";
 import { rng } from "../support/prng.js";
 import { nativeSkipReason } from "./native/gemm_harness.js";
 import { separateFusionsPipeline } from "../support/pipelines.js";
+import { elementCount } from "../../src/types/shape.js";
 
 // x + d feeds a GEMM with w; its rows' softmax (a row group: its fusions kept apart); a loop of three iterations
 // over (counter, state, w2), the body a GEMM with the passed-through w2 and a fusion. d is
@@ -86,7 +87,7 @@ function randomArgs(module: HloModule, seed: number): Literal[] {
   return module.entry.parameters.map((p) => {
     const s = p.shape.kind === "array" ? p.shape : undefined;
     assert.ok(s !== undefined);
-    const n = s.dimensions.reduce((a, b) => a * b, 1);
+    const n = elementCount(s.dimensions);
     return Literal.fromValues("f32", s.dimensions, Array.from({ length: n }, () => next() - 0.5));
   });
 }

@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { arrayShape, evaluate, Literal, parameter, raggedDot, XlaBuilder, type Computation, type ElementType } from "../../src/index.js";
 import { rng } from "../support/prng.js";
+import { elementCount } from "../../src/types/shape.js";
 
 export type Dims = { lhsContractingDimensions: number[]; rhsContractingDimensions: number[]; lhsBatchDimensions?: number[]; rhsBatchDimensions?: number[] };
 export interface Case {
@@ -81,7 +82,7 @@ export function program(c: Case, type: ElementType, sizeType: ElementType, rhsTy
 
 export function operands(c: Case, type: ElementType, sizeType: ElementType, seed: number, rhsType: ElementType = type): Literal[] {
   const next = rng(seed);
-  const values = (dims: number[]): number[] => Array.from({ length: dims.reduce((p, d) => p * d, 1) }, () => next() * 2 - 1);
+  const values = (dims: number[]): number[] => Array.from({ length: elementCount(dims) }, () => next() * 2 - 1);
   const sizes = sizeType === "s64" || sizeType === "u64" ? c.sizes.map(BigInt) : c.sizes;
   return [Literal.fromValues(type, c.lhs, values(c.lhs)), Literal.fromValues(rhsType, c.rhs, values(c.rhs)), Literal.fromValues(sizeType, [c.sizes.length], sizes)];
 }

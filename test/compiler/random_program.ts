@@ -18,7 +18,7 @@ import type { Opcode, OpAttributes } from "../../src/ir/opcodes.js";
 import { BINARY_OPERAND_KINDS, UNARY_OPERAND_KINDS } from "../../src/ir/shape/elementwise.js";
 import { ELEMENT_TYPES, type ElementType } from "../../src/types/element_type.js";
 import { Literal, type Scalar } from "../../src/types/literal.js";
-import { arrayShape, scalarShape, type ArrayShape, type Layout } from "../../src/types/shape.js";
+import { arrayShape, scalarShape, type ArrayShape, type Layout, elementCount } from "../../src/types/shape.js";
 
 export { firstDifference, literalsClose, literalsIdentical } from "./literal_compare.js";
 
@@ -145,7 +145,7 @@ class Generator {
   dims(rank = this.int(0, this.maxRank)): number[] {
     for (;;) {
       const d = Array.from({ length: rank }, () => (this.chance(this.zeroSize) ? 0 : this.int(1, 4)));
-      if (count(d) <= this.maxElements) return d;
+      if (elementCount(d) <= this.maxElements) return d;
     }
   }
 
@@ -165,7 +165,7 @@ class Generator {
   }
 
   literal(t: ElementType, dims: readonly number[], special = this.special, layout?: Layout): Literal {
-    return Literal.fromValues(t, dims, Array.from({ length: count(dims) }, () => this.scalar(t, special)), layout);
+    return Literal.fromValues(t, dims, Array.from({ length: elementCount(dims) }, () => this.scalar(t, special)), layout);
   }
 
   /** A random minor-to-major order, sometimes. */
@@ -278,7 +278,7 @@ class Generator {
         const d = s.dimensions[i]!;
         out[p] = d === 1 && this.chance(0.5) ? out[p]! : d;
       });
-      if (count(out) > this.maxElements) continue;
+      if (elementCount(out) > this.maxElements) continue;
       this.add("broadcastInDim", [x], { dimensions: out, broadcastDimensions: positions });
       return;
     }
@@ -291,7 +291,7 @@ class Generator {
     const rank = d.length;
     switch (this.int(0, 5)) {
       case 0:
-        this.add("reshape", [x], { dimensions: this.factorize(count(d)) });
+        this.add("reshape", [x], { dimensions: this.factorize(elementCount(d)) });
         return;
       case 1:
         this.add("transpose", [x], { permutation: this.shuffle(Array.from({ length: rank }, (_, i) => i)) });
@@ -304,7 +304,7 @@ class Generator {
         const hi = d.map((n, i) => this.int(Math.max(-2, -(n + lo[i]!)), 2));
         const interior = d.map(() => this.int(0, this.chance(0.3) ? 1 : 0));
         const out = d.map((n, i) => n + lo[i]! + hi[i]! + Math.max(0, n - 1) * interior[i]!);
-        if (out.some((n) => n < 0) || count(out) > this.maxElements) return;
+        if (out.some((n) => n < 0) || elementCount(out) > this.maxElements) return;
         const value = this.chance(0.5) ? this.need(t, []) : this.splat(t, [], this.scalar(t));
         this.add("pad", [x, value], { edgePaddingLow: lo, edgePaddingHigh: hi, interiorPadding: interior });
         return;
@@ -319,7 +319,7 @@ class Generator {
           parts.push(this.need(t, other));
         }
         const total = parts.reduce((acc, p) => acc + p.arrayShape.dimensions[dim]!, 0);
-        if (count(d) / Math.max(1, d[dim]!) * total > this.maxElements) return;
+        if (elementCount(d) / Math.max(1, d[dim]!) * total > this.maxElements) return;
         this.add("concatenate", this.shuffle(parts), { dimension: dim });
         return;
       }
@@ -386,8 +386,8 @@ class Generator {
     };
     const lhs = order([batch, contract, lhsFree]);
     const rhs = order([batch, contract, rhsFree]);
-    if ([batch, lhsFree, rhsFree].flat().reduce((a, n) => a * n, 1) > this.maxElements) return;
-    if (count(lhs.dims) > this.maxElements || count(rhs.dims) > this.maxElements) return;
+    if (elementCount([batch, lhsFree, rhsFree].flat()) > this.maxElements) return;
+    if (elementCount(lhs.dims) > this.maxElements || elementCount(rhs.dims) > this.maxElements) return;
     this.add("dot", [this.need(t, lhs.dims), this.need(t, rhs.dims)], {
       dimensionNumbers: {
         lhsBatchDimensions: lhs.where[0]!, rhsBatchDimensions: rhs.where[0]!,
@@ -437,7 +437,7 @@ class Generator {
         this.add(op, [this.add(op, [x], {}, false)], {});
         return;
       }
-      case 4: this.add("reshape", [this.add("reshape", [x], { dimensions: this.factorize(count(d)) }, false)], { dimensions: this.factorize(count(d)) }); return;
+      case 4: this.add("reshape", [this.add("reshape", [x], { dimensions: this.factorize(elementCount(d)) }, false)], { dimensions: this.factorize(elementCount(d)) }); return;
       case 5: this.add("reshape", [x], { dimensions: [...d] }); return;
       case 6: {
         const perm = (): number[] => this.shuffle(d.map((_, i) => i));
@@ -498,7 +498,7 @@ class Generator {
         else this.add("reverse", [this.add("reverse", [x], { dimensions: this.subset(d.length) }, false)], { dimensions: this.subset(d.length) });
         return;
       case 16: {
-        if (count(d) * 4 > this.maxElements || d.length + 2 > this.maxRank) return;
+        if (elementCount(d) * 4 > this.maxElements || d.length + 2 > this.maxRank) return;
         const inner = this.add("broadcastInDim", [x], { dimensions: [...d, 2], broadcastDimensions: d.map((_, i) => i) }, false);
         this.add("broadcastInDim", [inner], { dimensions: [2, ...d, 2], broadcastDimensions: [...d.map((_, i) => i + 1), d.length + 1] });
         return;
@@ -665,10 +665,6 @@ class Generator {
       case "dynamic": this.dynamic(); return;
     }
   }
-}
-
-function count(dims: readonly number[]): number {
-  return dims.reduce((a, n) => a * n, 1);
 }
 
 function sameDimsOf(s: ArrayShape, dims: readonly number[]): boolean {

@@ -18,6 +18,7 @@ import type { CompiledProgram, Step } from "../../src/compiler/program.js";
 
 const TARGET = detectWasmTarget();
 import { rng } from "../support/prng.js";
+import { elementCount } from "../../src/types/shape.js";
 
 function reducer(b: XlaBuilder, t: ElementType, op: (x: XlaOp, y: XlaOp) => XlaOp): Computation {
   const s = b.createSubBuilder("r");
@@ -26,7 +27,7 @@ function reducer(b: XlaBuilder, t: ElementType, op: (x: XlaOp, y: XlaOp) => XlaO
 
 function randomLiteral(seed: number, dims: number[]): Literal {
   const next = rng(seed);
-  return Literal.fromValues("f32", dims, Array.from({ length: dims.reduce((a, b) => a * b, 1) }, () => next() * 8 - 4));
+  return Literal.fromValues("f32", dims, Array.from({ length: elementCount(dims) }, () => next() * 8 - 4));
 }
 
 function softmax(rows: number, cols: number): Computation {

@@ -14,11 +14,12 @@ import { NHWC } from "../support/kernel_cases.js";
 import { compile, type DeviceArray, type Executable } from "../../src/compiler/index.js";
 import { rng } from "../support/prng.js";
 import { nativeSkipReason } from "./native/gemm_harness.js";
+import { elementCount } from "../../src/types/shape.js";
 
 const random = rng(2024);
 
 function randomLiteral(t: ElementType, dims: readonly number[]): Literal {
-  const n = dims.reduce((a, b) => a * b, 1);
+  const n = elementCount(dims);
   return Literal.fromValues(t, dims, Array.from({ length: n }, () => random() * 2 - 1));
 }
 

@@ -9,6 +9,7 @@ import {
 } from "../../src/index.js";
 import { evaluate } from "../support/backend.js";
 import { nested, replaceComputation, run, scalarComputation } from "./helpers.js";
+import { elementCount } from "../../src/types/shape.js";
 
 const b = (): XlaBuilder => new XlaBuilder("t");
 
@@ -125,7 +126,7 @@ function addComputation(bb: XlaBuilder, t: ElementType) {
 }
 
 function ones(dims: number[], t: ElementType): Literal {
-  const n = dims.reduce((p, d) => p * d, 1);
+  const n = elementCount(dims);
   return Literal.fromValues(t, dims, new Array<Scalar>(n).fill(t === "s64" ? 1n : 1));
 }
 

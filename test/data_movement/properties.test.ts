@@ -9,13 +9,15 @@ import {
 } from "../../src/index.js";
 import { evaluate, evaluateBatched } from "../support/backend.js";
 import { keyComparator, randInt, rng } from "./helpers.js";
+import { elementCount } from "../../src/types/shape.js";
+import { rowMajorStrides } from "../../src/types/index_util.js";
 
 function randomDims(r: () => number, maxRank = 4, maxSize = 4): number[] {
   return Array.from({ length: randInt(r, 0, maxRank) }, () => randInt(r, 0, maxSize));
 }
 
 function iotaLiteral(dims: number[]): Literal {
-  const n = dims.reduce((p, d) => p * d, 1);
+  const n = elementCount(dims);
   return Literal.fromValues("s32", dims, Array.from({ length: n }, (_, i) => i));
 }
 
@@ -118,7 +120,7 @@ test("property: sort along a random dimension returns, per lane, a sorted permut
     const dims = randomDims(r, 3, 5);
     if (dims.length === 0) continue;
     const dim = randInt(r, 0, dims.length - 1);
-    const n = dims.reduce((p, d) => p * d, 1);
+    const n = elementCount(dims);
     const input = Literal.fromValues("f32", dims, Array.from({ length: n }, () => randInt(r, -5, 5) / 2));
     const bb = new XlaBuilder("prop");
     const lt = keyComparator(bb, ["f32"], "LT");
@@ -126,7 +128,7 @@ test("property: sort along a random dimension returns, per lane, a sorted permut
     const out = evaluate(bb.build(root), [input]);
     assert.ok(shapesEqual(out.shape, root.shape));
     // Compare lane by lane: the output lane is the input lane sorted.
-    const strides = dims.map((_, i) => dims.slice(i + 1).reduce((p, d) => p * d, 1));
+    const strides = rowMajorStrides(dims);
     const inVals = input.toNumbers();
     const outVals = out.toNumbers();
     for (let base = 0; base < n; base++) {

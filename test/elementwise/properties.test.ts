@@ -11,6 +11,7 @@ import { run } from "./helpers.js";
 import { compiled, runEach } from "../support/backend.js";
 import { rng } from "../support/prng.js";
 import { ulpDistance } from "../support/ulp.js";
+import { elementCount } from "../../src/types/shape.js";
 
 const INT_MIN = -2147483648;
 const I32_OPS: [string, (a: XlaOp, b: XlaOp, d?: readonly number[]) => XlaOp, (a: number, b: number) => number][] = [
@@ -59,8 +60,8 @@ test("random s32 binary ops with random seed-003 broadcasting match a scalar ref
     const map = out.map((_, i) => i).filter(() => r() < 0.5);
     const smallDims = map.map((d) => (r() < 0.25 ? 1 : out[d]!));
     const result = out.map((d, i) => (bigDims[i] === 1 && !(map.includes(i) && smallDims[map.indexOf(i)] !== 1) ? 1 : d));
-    const big = Literal.fromValues("s32", bigDims, Array.from({ length: bigDims.reduce((a, b) => a * b, 1) }, () => randomInt32(r)));
-    const small = Literal.fromValues("s32", smallDims, Array.from({ length: smallDims.reduce((a, b) => a * b, 1) }, () => randomInt32(r)));
+    const big = Literal.fromValues("s32", bigDims, Array.from({ length: elementCount(bigDims) }, () => randomInt32(r)));
+    const small = Literal.fromValues("s32", smallDims, Array.from({ length: elementCount(smallDims) }, () => randomInt32(r)));
     const [name, op, ref] = I32_OPS[Math.floor(r() * I32_OPS.length)]!;
     const smallFirst = r() < 0.5;
     return { bigDims, smallDims, map, result, big, small, name, op, ref, smallFirst };
@@ -94,7 +95,7 @@ test("random broadcastInDim: output[idx] = operand[idx mapped through broadcast_
       [chosen[i], chosen[j]] = [chosen[j]!, chosen[i]!];
     }
     const opDims = chosen.map((d) => (r() < 0.3 ? 1 : out[d]!));
-    const n = opDims.reduce((a, b) => a * b, 1);
+    const n = elementCount(opDims);
     return { out, chosen, opDims, x: Literal.fromValues("f32", opDims, Array.from({ length: n }, (_, i) => i + 0.5)) };
   });
   runEach(cases, ({ out, chosen, x }) => ({ build: (v) => broadcastInDim(v, out, chosen), args: [x] }), ({ out, chosen, opDims, x }, got) => {
@@ -130,7 +131,7 @@ test("random unary float ops on f32/f16/bf16 equal the double result rounded onc
 test("every op on empty and rank-0 operands: result shape equals the inferred shape", () => {
   const unaryOps = [exp, sin, sqrt, log1p];
   for (const dims of [[0], [2, 0], []]) {
-    const n = dims.reduce((a, b) => a * b, 1);
+    const n = elementCount(dims);
     const x = Literal.fromValues("f32", dims, new Array(n).fill(0.25));
     for (const op of unaryOps) assert.deepEqual(run((v) => op(v), x).dimensions, dims);
     for (const [, op] of I32_OPS) {

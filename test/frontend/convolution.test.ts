@@ -7,6 +7,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { rng } from "../support/prng.js";
 import { numpy as np, lax, grad, jit, FrontendError, type FrontendArray } from "../../src/index.js";
+import { elementCount } from "../../src/types/shape.js";
 
 type A = FrontendArray;
 type Grid = number[][][][];
@@ -15,7 +16,7 @@ const dilated = (n: number, d: number): number => (n === 0 ? 0 : 1 + d * (n - 1)
 
 /** A random float64 array of `shape` and its nested values. */
 function randomArray(shape: number[], next: () => number): A {
-  const size = shape.reduce((a, b) => a * b, 1);
+  const size = elementCount(shape);
   return np.reshape(np.array(Array.from({ length: size }, () => 2 * next() - 1), { dtype: "float64" }), shape);
 }
 

@@ -6,6 +6,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { numpy as np, grad, vmap, jit, FrontendError, type FrontendArray } from "../../src/index.js";
+import { elementCount } from "../../src/types/shape.js";
 
 type A = FrontendArray;
 type Nested = number | Nested[];
@@ -20,7 +21,7 @@ const close = (a: unknown, b: unknown, tol = 1e-9): void => {
 /** A deterministic float64 array of `shape` with values in [-1, 1). */
 function rand(shape: readonly number[], seed: number): A {
   let s = seed >>> 0;
-  const n = shape.reduce((p, d) => p * d, 1);
+  const n = elementCount(shape);
   const values = Array.from({ length: n }, () => {
     s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
     return s / 2 ** 31 - 1;

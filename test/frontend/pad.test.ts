@@ -5,6 +5,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { numpy as np, grad, vmap, jit, FrontendError, type FrontendArray } from "../../src/index.js";
 import type { PadMode } from "../../src/frontend/pad.js";
+import { elementCount } from "../../src/types/shape.js";
 
 type A = FrontendArray;
 
@@ -89,7 +90,7 @@ test("pad: gradients through every mode equal central differences in float64", (
   // Distinct values, so max, min and median are differentiable at the point.
   const x0 = [[0.3, -1.2, 2.5, 0.9], [1.7, 0.1, -0.4, 3.1], [-2.2, 1.1, 0.6, -0.8]];
   const weights = (shape: readonly number[]): A => {
-    const n = shape.reduce((p, d) => p * d, 1);
+    const n = elementCount(shape);
     return np.reshape(np.array(Array.from({ length: n }, (_, i) => Math.sin(i + 1)), { dtype: "float64" }), [...shape]);
   };
   const cases: [PadMode, object][] = [

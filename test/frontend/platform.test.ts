@@ -13,6 +13,7 @@ import {
 } from "../../src/index.js";
 import { BACKENDS } from "../../src/compiler/backends.js";
 import { defaultDevice } from "../../src/compiler/backend.js";
+import { elementCount } from "../../src/types/shape.js";
 
 type A = FrontendArray;
 
@@ -132,7 +133,7 @@ test("jit(valueAndGrad) of an MLP on native equals wasm to f32 rounding, and bot
   const values = (n: number): number[] => Array.from({ length: n }, next);
   const make = (shape: number[], dtype: "float32" | "float64", data: number[]): A => np.reshape(np.array(data, { dtype }), shape);
   const shapes = [[inputs, hidden], [hidden], [hidden, classes], [classes]];
-  const paramData = shapes.map((s) => values(s.reduce((a, b) => a * b, 1)));
+  const paramData = shapes.map((s) => values(elementCount(s)));
   const xData = values(batch * inputs);
   const labels = Array.from({ length: batch }, (_, i) => (i * 7) % classes);
   const loss = ([w1, b1, w2, b2]: A[], xs: A, ys: A): A => {

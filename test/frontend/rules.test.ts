@@ -10,31 +10,30 @@ import { rng } from "../support/prng.js";
 import { PRIMITIVES, derivativeCoverage, type PrimitiveName, type ExampleArg } from "../../src/frontend/primitives.js";
 import { bind, type ArrayBase } from "../../src/frontend/core.js";
 import { numpy as np, lax, jvp, vjp, vmap, FrontendError } from "../../src/index.js";
+import { elementCount } from "../../src/types/shape.js";
 
 
-
-const count = (shape: readonly number[]): number => shape.reduce((n, d) => n * d, 1);
 
 function randomArg(spec: ExampleArg, next: () => number, batch?: number): ArrayBase {
   const shape = batch === undefined ? [...spec.shape] : [batch, ...spec.shape];
-  if (spec.kind === "bool") return np.reshape(np.array(Array.from({ length: count(shape) }, () => next() < 0.5)), shape);
+  if (spec.kind === "bool") return np.reshape(np.array(Array.from({ length: elementCount(shape) }, () => next() < 0.5)), shape);
   if (spec.kind === "int32") {
     const [lo, hi] = spec.range ?? [0, 2];
-    return np.reshape(np.array(Array.from({ length: count(shape) }, () => Math.floor(lo + (hi - lo) * next())), { dtype: "int32" }), shape);
+    return np.reshape(np.array(Array.from({ length: elementCount(shape) }, () => Math.floor(lo + (hi - lo) * next())), { dtype: "int32" }), shape);
   }
   if (spec.kind === "spd") {
     // m mᵀ + n I for a random m (per batch element when batched).
     const n = spec.shape.at(-1)!;
-    const m = np.reshape(np.array(Array.from({ length: count(shape) }, () => 2 * next() - 1), { dtype: "float64" }), shape);
+    const m = np.reshape(np.array(Array.from({ length: elementCount(shape) }, () => 2 * next() - 1), { dtype: "float64" }), shape);
     return np.add(np.matmul(m, np.swapaxes(m, -1, -2)), np.multiply(np.eye(n, n, { dtype: "float64" }), n));
   }
   if (spec.kind === "complex") {
     const part = (): ArrayBase => randomArg({ shape: spec.shape, range: spec.range }, next, batch);
     return lax.complex(part(), part());
   }
-  if (spec.kind === "uint32") return np.reshape(np.array(Array.from({ length: count(shape) }, () => Math.floor(next() * 2 ** 32)), { dtype: "uint32" }), shape);
+  if (spec.kind === "uint32") return np.reshape(np.array(Array.from({ length: elementCount(shape) }, () => Math.floor(next() * 2 ** 32)), { dtype: "uint32" }), shape);
   const [lo, hi] = spec.range ?? [-2, 2];
-  return np.reshape(np.array(Array.from({ length: count(shape) }, () => lo + (hi - lo) * next()), { dtype: "float64" }), shape);
+  return np.reshape(np.array(Array.from({ length: elementCount(shape) }, () => lo + (hi - lo) * next()), { dtype: "float64" }), shape);
 }
 
 /** The elements as numbers; a complex array's real parts, then its imaginary parts. */

@@ -12,6 +12,7 @@ import {
   numpy as np, nn, lax, jit, valueAndGrad, shardMap, devicePut, createClient, Mesh, makeMesh, NamedSharding, P, PartitionSpec,
   ShardingSpecError, FrontendError, type Client, type FrontendArray,
 } from "../../src/index.js";
+import { elementCount } from "../../src/types/shape.js";
 
 type A = FrontendArray;
 let client: Client;
@@ -24,7 +25,7 @@ after(async () => {
 
 /** A float32 array of `shape` holding multiples of 1/4 in [-3/4, 3/4], varied by `seed`. */
 const quarters = (shape: number[], seed: number): A => {
-  const n = shape.reduce((a, b) => a * b, 1);
+  const n = elementCount(shape);
   const values = Array.from({ length: n }, (_, i) => (((i * 5 + seed * 3) % 7) - 3) / 4);
   return np.reshape(np.array(values, { dtype: "float32" }), shape);
 };

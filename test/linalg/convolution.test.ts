@@ -5,6 +5,7 @@ import {
   createDefaultConvDimensionNumbers, dotGeneral, Literal, parameter, XlaBuilder, type ConvDimensionNumbers,
 } from "../../src/index.js";
 import { assertClose, rng, run } from "../reduction/support.js";
+import { elementCount } from "../../src/types/shape.js";
 
 // [b, 0, 1, f] x [0, 1, i, o] -> [b, 0, 1, f] (NHWC / HWIO), as in StableHLO's convolution.mlir.
 const NHWC: ConvDimensionNumbers = {
@@ -14,7 +15,7 @@ const NHWC: ConvDimensionNumbers = {
 };
 const base4x4 = [[[[1], [2], [5], [6]], [[3], [4], [7], [8]], [[10], [11], [14], [15]], [[12], [13], [16], [17]]]];
 const filled = (t: "s64" | "s8", dims: number[], v: number) =>
-  Literal.fromValues(t, dims, new Array(dims.reduce((a, d) => a * d, 1)).fill(t === "s64" ? BigInt(v) : v));
+  Literal.fromValues(t, dims, new Array(elementCount(dims)).fill(t === "s64" ? BigInt(v) : v));
 const big = (nested: number[][][][]) => Literal.from("s64", nested.map((a) => a.map((b) => b.map((c) => c.map(BigInt)))));
 
 test("convolution: conformance lhs dilation and stride (s64, s8 -> s32)", () => {
@@ -100,8 +101,8 @@ test("convolution: property, random 2D convolutions agree with the direct pseudo
     const kdims = [pick(1, 3), dims[1]!, pick(1, 2), pick(1, 2)];
     const stride = [pick(1, 2), pick(1, 2)], lhsDil = [pick(1, 2), pick(1, 2)], rhsDil = [pick(1, 2), pick(1, 2)];
     const pad: [number, number][] = [[pick(-1, 2), pick(-1, 2)], [pick(-1, 2), pick(0, 2)]];
-    const input = Array.from({ length: dims.reduce((a, d) => a * d, 1) }, () => pick(-5, 5));
-    const kernel = Array.from({ length: kdims.reduce((a, d) => a * d, 1) }, () => pick(-5, 5));
+    const input = Array.from({ length: elementCount(dims) }, () => pick(-5, 5));
+    const kernel = Array.from({ length: elementCount(kdims) }, () => pick(-5, 5));
     const expected = directConv2d(input, dims, kernel, kdims, stride, pad, lhsDil, rhsDil);
     if (expected.dims.some((d) => d <= 0)) continue;
     const r = run([Literal.fromValues("f64", dims, input), Literal.fromValues("f64", kdims, kernel)], (_, [l, k]) =>

@@ -14,6 +14,7 @@ import { Literal, ShapeError } from "../../src/index.js";
 import {
   adjoint, assertNear, assertSameUpToPhase, column, FIXTURES, identity, matmul, readFixtureNpz, runCall, tolerance, toCMat, type CMat,
 } from "./lapack_support.js";
+import { elementCount } from "../../src/types/shape.js";
 
 interface Case {
   readonly name: string;
@@ -27,7 +28,7 @@ interface Case {
 const cases = JSON.parse(readFileSync(path.join(FIXTURES, "targets.json"), "utf8")) as Case[];
 const arrays = readFixtureNpz("targets.npz");
 
-const batches = (lit: Literal, trailing: number): number => lit.dimensions.slice(0, lit.dimensions.length - trailing).reduce((a, b) => a * b, 1);
+const batches = (lit: Literal, trailing: number): number => elementCount(lit.dimensions.slice(0, lit.dimensions.length - trailing));
 
 function checkExact(c: Case, got: readonly Literal[], want: readonly Literal[]): void {
   want.forEach((w, i) => {

@@ -13,6 +13,7 @@ import { registerBackend } from "../../src/runtime/backend_registry.js";
 import { deserializeComputation, serializeComputation, type SerializedProgram } from "../../src/runtime/serialize.js";
 import { allocateStorage, Literal, type Storage } from "../../src/types/literal.js";
 import type { ArrayShape, Shape } from "../../src/types/shape.js";
+import { elementCount } from "../../src/types/shape.js";
 
 export const MEMORY_BACKEND = "device-memory-test";
 /** Scratch bytes every program asks for (a multiple of the allocator's 64-byte alignment). */
@@ -35,7 +36,7 @@ function view(shape: Shape, memory: LinearMemory, offsets: readonly number[]): L
     if (s.kind === "tuple") return Literal.tuple(s.elements.map(build));
     if (s.kind === "token") return Literal.token();
     const a = s as ArrayShape;
-    const count = allocateStorage(a.elementType, a.dimensions.reduce((x, y) => x * y, 1)).length;
+    const count = allocateStorage(a.elementType, elementCount(a.dimensions)).length;
     const ctor = allocateStorage(a.elementType, 0).constructor as Ctor;
     return Literal.fromStorage(a, new ctor(memory.buffer, offsets[k++]!, count));
   };

@@ -3,6 +3,7 @@
 
 import { arrayShape, parameter, XlaBuilder, type ElementType, type XlaOp, type Computation, type Shape } from "../../src/index.js";
 import { rng } from "../support/prng.js";
+import { elementCount } from "../../src/types/shape.js";
 export { rng };
 
 /** Integers in [-50, 50) as numbers. */
@@ -21,8 +22,8 @@ export const shape = (t: ElementType, dims: readonly number[]): Shape => arraySh
 
 /** Row-major slice [.., start:start+len, ..] along `dim` of a flat array with dims. */
 export function sliceRows(values: readonly number[], dims: readonly number[], dim: number, start: number, len: number): number[] {
-  const outer = dims.slice(0, dim).reduce((a, b) => a * b, 1);
-  const inner = dims.slice(dim + 1).reduce((a, b) => a * b, 1);
+  const outer = elementCount(dims.slice(0, dim));
+  const inner = elementCount(dims.slice(dim + 1));
   const out: number[] = [];
   for (let o = 0; o < outer; o++) {
     for (let i = start; i < start + len; i++) {
@@ -34,8 +35,8 @@ export function sliceRows(values: readonly number[], dims: readonly number[], di
 
 /** Concatenation of flat row-major arrays (each of dims with dims[dim] = sizes[i]) along `dim`. */
 export function concatRows(parts: readonly number[][], dims: readonly number[], dim: number): number[] {
-  const outer = dims.slice(0, dim).reduce((a, b) => a * b, 1);
-  const inner = dims.slice(dim + 1).reduce((a, b) => a * b, 1);
+  const outer = elementCount(dims.slice(0, dim));
+  const inner = elementCount(dims.slice(dim + 1));
   const out: number[] = [];
   for (let o = 0; o < outer; o++) {
     for (const p of parts) {

@@ -7,6 +7,7 @@ import {
   tupleShape, type ElementType,
 } from "../../src/index.js";
 import { rawData, runUnary } from "./helpers.js";
+import { elementCount } from "../../src/types/shape.js";
 
 const bitcast = (lit: Literal, to: ElementType): Literal => runUnary(lit, (x) => bitcastConvertType(x, to));
 const f64Bits = (lit: Literal): bigint[] => Array.from(new BigUint64Array(lit.data.buffer, lit.data.byteOffset, lit.data.length));
@@ -210,7 +211,7 @@ test("property: bitcast to any type of a dividing width and back restores every 
       if (wf % wt !== 0 && wt % wf !== 0) continue;
       const dims = wf >= wt ? [3] : [3, wt / wf];
       const lit = Literal.zeros(arrayShape(from, dims));
-      const count = dims.reduce((a, b) => a * b, 1);
+      const count = elementCount(dims);
       for (let i = 0; i < count; i++) writeElementBits(from, lit.data, i, randomBits(wf));
       const there = bitcast(lit, to);
       const back = bitcast(there, from);

@@ -10,6 +10,7 @@ import type { InstructionFactory } from "../../ir/factory.js";
 import type { ElementType } from "../../types/element_type.js";
 import { Literal } from "../../types/literal.js";
 import type { ArrayShape } from "../../types/shape.js";
+import { elementCount } from "../../types/shape.js";
 
 type Of<O extends Instruction["opcode"]> = Instruction<O>;
 
@@ -65,7 +66,7 @@ function batchNorm(inst: Instruction, operands: readonly Instruction[], e: Expan
   const xs = arrayShapeOf(x);
   const t = xs.elementType;
   const features = xs.dimensions[fi]!;
-  const count = features === 0 ? 0 : xs.dimensions.reduce((a, n) => a * n, 1) / features;
+  const count = features === 0 ? 0 : elementCount(xs.dimensions) / features;
   const perFeature = (v: Instruction): Instruction => e.spread(v, xs, fi);
   const vec = (s: Instruction): Instruction => e.splat(s, [features]);
   const n = (): Instruction => vec(e.scalar(t, count));

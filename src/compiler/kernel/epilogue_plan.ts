@@ -20,6 +20,7 @@ import { gemmGeometryOfDot, gemmSpecOfDot, planGemm, stridedGemmOfDot, type Gemm
 import { KernelGraph } from "./graph.js";
 import { rebuild } from "./kernel_plan.js";
 import { lowerEpilogue, unlinearize } from "./lower_fusion.js";
+import { elementCount } from "../../types/shape.js";
 
 /** An output fusion's core and the rows x cols matrix its kernel writes (row-major: the core's result in memory order). */
 export interface ProductMatrix {
@@ -91,7 +92,7 @@ export function productMatrix(fused: Computation): ProductMatrix | Declined {
     return { declined: `convolution ${conv.name}: its output is not laid out [batch, spatial..., feature] (the epilogue's rows and columns)` };
   }
   const features = dims[dims.length - 1]!;
-  return { ...c, rows: features === 0 ? 0 : dims.reduce((p, d) => p * d, 1) / features, cols: features };
+  return { ...c, rows: features === 0 ? 0 : elementCount(dims) / features, cols: features };
 }
 
 /** The epilogue as a kernel graph over (row, col) of the product, ready to render. */

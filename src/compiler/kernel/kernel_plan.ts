@@ -5,6 +5,7 @@
 import { constantValue, KernelGraph, type Node } from "./graph.js";
 import { unlinearize } from "./lower_fusion.js";
 import { appendAll } from "../../types/arrays.js";
+import { elementCount } from "../../types/shape.js";
 
 /**
  * Rebuilds the nodes `roots` of `g` into a new graph through the smart constructors,
@@ -160,7 +161,7 @@ function collapseAt(g: KernelGraph, domain: readonly number[], roots: readonly n
   const last = domain.length - 1;
   const outer = run === undefined ? domain.slice(0, k) : [...domain.slice(0, last), domain[last]! / run];
   const innerDims = run === undefined ? domain.slice(k) : [run];
-  const inner = innerDims.reduce((x, y) => x * y, 1);
+  const inner = elementCount(innerDims);
   const outerVars = outer.map((n, i) => out.variable(i, n));
   const innerVar = out.variable(outer.length, inner);
   const innerIdx = unlinearize(out, innerVar, innerDims);

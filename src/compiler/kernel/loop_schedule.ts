@@ -16,6 +16,7 @@ import type { KernelGraph, Node, NodeType } from "./graph.js";
 import { collapseDomain, dependsOn, loopChunks, reachable, splitAffine } from "./kernel_plan.js";
 import type { FusedKernelIR } from "./lower_fusion.js";
 import { rowAccess, type RowAccess } from "./row_access.js";
+import { elementCount } from "../../types/shape.js";
 
 /** What a loop schedule needs to know of a backend's vectors. */
 export interface VectorTarget {
@@ -188,7 +189,7 @@ export interface LoopSchedule {
 export function scheduleLoop(ir: FusedKernelIR, target: VectorTarget): LoopSchedule {
   const c = collapseDomain(ir.graph, ir.domain, ir.outputs.map((o) => o.value));
   const g = c.graph;
-  const rows = c.outer.reduce((x, y) => x * y, 1);
+  const rows = elementCount(c.outer);
   const { chunks, block } = target.unitElements === undefined
     ? loopChunks(rows, c.inner)
     : { chunks: Math.max(1, Math.ceil(c.inner / target.unitElements)), block: Math.max(1, Math.min(target.unitElements, c.inner)) };

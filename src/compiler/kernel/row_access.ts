@@ -12,6 +12,7 @@
 import { ELEMENT_TYPES } from "../../types/element_type.js";
 import type { KernelGraph } from "./graph.js";
 import type { FusedKernelIR } from "./lower_fusion.js";
+import { elementCount } from "../../types/shape.js";
 
 /**
  * Unit u of a kernel's work is row u of its buffers: run(..., u, u + 1) writes exactly
@@ -34,10 +35,9 @@ export function rowAccess(ir: FusedKernelIR, rowDims: readonly number[]): RowAcc
   const domain = ir.domain;
   const rows = rowDims.reduce((n, d) => n * domain[d]!, 1);
   if (rows < 2) return undefined;
-  const elements = (dims: readonly number[]): number => dims.reduce((n, d) => n * d, 1);
   const resultRowBytes: number[] = [];
   for (const o of ir.outputs) {
-    const n = elements(o.dims);
+    const n = elementCount(o.dims);
     if (n % rows !== 0) return undefined;
     resultRowBytes.push((n / rows) * ELEMENT_TYPES[o.type].storageBytes);
   }
@@ -57,11 +57,11 @@ export function rowAccess(ir: FusedKernelIR, rowDims: readonly number[]): RowAcc
   for (const n of g.nodes) {
     if (n.op !== "load") continue;
     const i = n.attr as number;
-    const total = elements(ir.inputs[i]!.dims);
+    const total = elementCount(ir.inputs[i]!.dims);
     if (!local[i]) continue;
     local[i] = total % rows === 0 && isRowLocal(g, n.args[0]!, total / rows, rowStride, dimOf, rowVariables, readsRows, domain);
   }
-  const operandRowBytes = ir.inputs.map((x, i) => (local[i] ? (elements(x.dims) / rows) * ELEMENT_TYPES[x.type].storageBytes : undefined));
+  const operandRowBytes = ir.inputs.map((x, i) => (local[i] ? (elementCount(x.dims) / rows) * ELEMENT_TYPES[x.type].storageBytes : undefined));
   return { operandRowBytes, resultRowBytes };
 }
 

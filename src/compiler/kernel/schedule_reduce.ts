@@ -37,6 +37,7 @@ import { opProperties } from "./op_properties.js";
 import { reduceLoops, type ReduceLoops } from "./reduce_loops.js";
 import { rowAccess } from "./row_access.js";
 import { appendAll, maxOf } from "../../types/arrays.js";
+import { elementCount } from "../../types/shape.js";
 
 /** What the schedule needs to know of the machine a backend renders for. */
 export interface ReduceTarget {
@@ -354,7 +355,7 @@ export function scheduleReduce(ir: FusedKernelIR, target: ReduceTarget): ReduceS
   const streamedOutputs = vf !== undefined && vectorForm
     ? fullOutputs.filter((k) => ir.outputs[k]!.type === "f32" && Rn % vf.lanes === 0 && rows * Rn * 4 >= vf.streamMinBytes)
     : [];
-  const bytesIn = ir.inputs.reduce((s, x) => s + ELEMENT_TYPES[x.type].storageBytes * x.dims.reduce((a, b) => a * b, 1), 0);
+  const bytesIn = ir.inputs.reduce((s, x) => s + ELEMENT_TYPES[x.type].storageBytes * elementCount(x.dims), 0);
   return {
     loops, column, reductions, fullOutputs, rowOutputs, stages, fullStage, rowStage, skewed, ringSlots, rowBuffers,
     unroll: target.accumulatorVectors,

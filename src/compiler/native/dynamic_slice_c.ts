@@ -12,6 +12,8 @@ import { isSignedInt } from "../../types/element_type.js";
 import { SYM, symbolize } from "./c_source.js";
 import { cType } from "./c_values.js";
 import type { NativeKernel } from "./kernel.js";
+import { elementCount } from "../../types/shape.js";
+import { rowMajorStrides } from "../../types/index_util.js";
 
 /** Declarations of `s<d>`: start index d (argument plan.firstStart + d) clamped to [0, startLimits[d]]. */
 function clampedStarts(plan: DynamicSlicePlan): string[] {
@@ -33,7 +35,7 @@ function clampedStarts(plan: DynamicSlicePlan): string[] {
 function rowCoordinates(rowDims: readonly number[], first: string): { declare: string; next: string } {
   const n = rowDims.length;
   if (n === 0) return { declare: "", next: "" };
-  const inner = rowDims.map((_, d) => rowDims.slice(d + 1).reduce((p, x) => p * x, 1));
+  const inner = rowMajorStrides(rowDims);
   // No rows (a dimension of 0): the loop never runs, and no division by 0 is printed.
   const empty = rowDims.includes(0);
   const declare = rowDims.map((size, d) => `  int64_t c${d} = ${empty ? "0" : `${first} / ${inner[d]}${d > 0 ? ` % ${size}` : ""}`};`).join("\n");
@@ -89,7 +91,7 @@ export function emitDynamicUpdateSliceC(inst: Instruction<"dynamicUpdateSlice">)
     `  uint8_t *res = mem + args[${2 + rank}];`,
     `  if (op != res) memcpy(res + begin * ${rowBytes}, op + begin * ${rowBytes}, (size_t)(end - begin) * ${rowBytes});`,
     declare,
-    `  for (int64_t u = 0; u < ${plan.windowRowDims.reduce((p, x) => p * x, 1)}; u++) {`,
+    `  for (int64_t u = 0; u < ${elementCount(plan.windowRowDims)}; u++) {`,
     `    const int64_t r = ${row};`,
     // memmove: an update that shares the result's buffer still copies exactly.
     `    if (r >= begin && r < end) memmove(res + r * ${rowBytes} + ${column}, upd + u * ${updRowBytes}, ${updRowBytes});`,

@@ -118,7 +118,7 @@ export const constantFold: Pass = {
       const shape = inst.shape;
       const values = operands.map(literalOf);
       if (values.every((v): v is Literal => v !== undefined)) {
-        if (shape.dimensions.reduce((a, n) => a * n, 1) > MAX_FOLDED_ELEMENTS) return undefined;
+        if (elementCount(shape.dimensions) > MAX_FOLDED_ELEMENTS) return undefined;
         const lit = runKernel({ ...inst, operands }, values);
         if (lit === undefined) return undefined;
         folded++;

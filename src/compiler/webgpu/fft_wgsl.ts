@@ -312,7 +312,7 @@ function passErrorFactor(n: number, limits: GpuLimits): number {
  */
 export function fftErrorBound(type: FftType, lengths: readonly number[], l1: number, limits: GpuLimits = DEFAULT_GPU_LIMITS): number {
   const factor = lengths.reduce((sum, n) => sum + passErrorFactor(n, limits), 1) * 2 ** -24 * l1;
-  const size = lengths.reduce((p, n) => p * n, 1);
+  const size = elementCount(lengths);
   return type === "IRFFT" ? (2 * factor) / size : type === "IFFT" ? factor / size : factor;
 }
 

@@ -71,6 +71,7 @@ import { gehrd, sytrd } from "./householder_wgsl.js";
 import { gees, geev, gpuGeev } from "./nonsymmetric_wgsl.js";
 import { gtsv } from "./tridiagonal_wgsl.js";
 import { svdOfForm } from "./svd_wgsl.js";
+import { roundUp } from "../../types/index_util.js";
 
 export type { ParameterizedKernel } from "./matrix_kernel_wgsl.js";
 
@@ -287,7 +288,7 @@ function triangularSolveKernel(b: ArrayShape, maxPerDimension: number): WgslKern
     `    ${F.store(F.at("xv", "e * along"), "v")}`,
     "  }",
   ];
-  const dispatched = Math.ceil(invocations / WORKGROUP_SIZE) * WORKGROUP_SIZE;
+  const dispatched = roundUp(invocations, WORKGROUP_SIZE);
   return {
     ...elementKernel(arrayShape("u32", [dispatched]), 2, F.functions.join("\n"), body, maxPerDimension),
     what: `triangular solve of ${F.type} systems, an invocation a right-hand side, substitution, the flags and shapes parameters`,

@@ -10,10 +10,10 @@ import { ExecutionError } from "../../types/errors.js";
 import { BufferAllocator, type DeviceMemory } from "../../runtime/device_memory.js";
 import { BUFFER_USAGE, MAP_READ, type GpuBuffer, type GpuDevice } from "./gpu_types.js";
 import type { GpuContext } from "./adapter.js";
+import { roundUp } from "../../types/index_util.js";
 
 const INITIAL_BYTES = 1 << 20;
 
-const roundUp4 = (n: number): number => Math.ceil(n / 4) * 4;
 
 export class GpuMemory implements DeviceMemory {
   private current: GpuBuffer;
@@ -30,7 +30,7 @@ export class GpuMemory implements DeviceMemory {
     this.device = gpu.device;
     // A storage binding's size is a multiple of 4, and the whole buffer is one binding.
     this.maxBytes = Math.floor(Math.min(gpu.limits.maxStorageBufferBindingSize, gpu.limits.maxBufferSize) / 256) * 256;
-    this.capacity = Math.min(this.maxBytes, Math.max(INITIAL_BYTES, roundUp4(initialBytes)));
+    this.capacity = Math.min(this.maxBytes, Math.max(INITIAL_BYTES, roundUp(initialBytes, 4)));
     this.current = this.createBuffer(this.capacity);
     this.allocator = new BufferAllocator(this.capacity);
   }
@@ -86,7 +86,7 @@ export class GpuMemory implements DeviceMemory {
     // A view of shared memory (a runtime client's arguments) is copied too: Dawn's Node
     // binding crashes the process (SIGSEGV) on a SharedArrayBuffer's bytes.
     const copy = from.byteLength % 4 !== 0 || from.buffer instanceof SharedArrayBuffer;
-    const bytes = copy ? (() => { const p = new Uint8Array(roundUp4(from.byteLength)); p.set(from); return p; })() : from;
+    const bytes = copy ? (() => { const p = new Uint8Array(roundUp(from.byteLength, 4)); p.set(from); return p; })() : from;
     if (bytes.byteLength > 0) this.device.queue.writeBuffer(this.current, offset, bytes);
   }
 
@@ -97,7 +97,7 @@ export class GpuMemory implements DeviceMemory {
 
 /** Copies `into.byteLength` bytes of `buffer` from `offset` (a multiple of 4) into `into`, through a staging buffer mapped for reading. */
 export async function readGpuBuffer(device: GpuDevice, buffer: GpuBuffer, offset: number, into: Uint8Array): Promise<void> {
-  const size = roundUp4(into.byteLength);
+  const size = roundUp(into.byteLength, 4);
   if (size === 0) return;
   const staging = device.createBuffer({ size, usage: BUFFER_USAGE.MAP_READ | BUFFER_USAGE.COPY_DST, label: "xlats readback" });
   try {

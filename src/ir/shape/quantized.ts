@@ -20,7 +20,7 @@ import {
   baselineEqual, isPerAxis, quantizationProblem, quantizationsEqual, withQuantizationDimension, type UniformQuantization,
 } from "../../types/quantization.js";
 import {
-  arrayShape, hasQuantization, shapeToString, tupleShape, withQuantization, type ArrayShape, type Shape,
+  arrayShape, elementCount, hasQuantization, shapeToString, tupleShape, withQuantization, type ArrayShape, type Shape,
 } from "../../types/shape.js";
 import { expectArray, expectOperandCount, shapeError, type ShapeRule } from "./rule.js";
 
@@ -184,7 +184,7 @@ function movedQuantization<O extends Opcode>(opcode: O, operand: ArrayShape, att
     return withQuantizationDimension(q, to);
   }
   // reshape: the quantized dimension must survive whole, with the same elements before it.
-  const before = operand.dimensions.slice(0, d).reduce((a, b) => a * b, 1);
+  const before = elementCount(operand.dimensions.slice(0, d));
   let product = 1;
   for (let r = 0; r < result.dimensions.length; r++) {
     if (product === before && result.dimensions[r] === operand.dimensions[d]) return withQuantizationDimension(q, r);

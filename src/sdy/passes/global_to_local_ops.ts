@@ -11,7 +11,7 @@ import { InstructionFactory } from "../../ir/factory.js";
 import type { Opcode } from "../../ir/opcodes.js";
 import { integerRange, isFloat, isWideInt, type ElementType } from "../../types/element_type.js";
 import { Literal, type Scalar } from "../../types/literal.js";
-import { scalarShape, type ArrayShape } from "../../types/shape.js";
+import { scalarShape, type ArrayShape, elementCount } from "../../types/shape.js";
 import { axisListEquals, axisListToString, ShardingError, totalAxesSize } from "../../sharding/axis.js";
 import { offsetTable, shardIndex } from "../../sharding/local_shapes.js";
 import { meshSize } from "../../sharding/mesh.js";
@@ -92,7 +92,7 @@ export function lowerSdyConstant(ctx: LocalOpContext, inst: Instruction<"sdyCons
     return ctx.f.add("constant", [], { literal }, { from: inst });
   }
   if (values.every((v) => v === values[0])) {
-    return ctx.f.add("constant", [], { literal: Literal.fromValues(local.elementType, local.dimensions, new Array<Scalar>(local.dimensions.reduce((a, b) => a * b, 1)).fill(values[0]!)) }, { from: inst });
+    return ctx.f.add("constant", [], { literal: Literal.fromValues(local.elementType, local.dimensions, new Array<Scalar>(elementCount(local.dimensions)).fill(values[0]!)) }, { from: inst });
   }
   const whole = ctx.f.constant(literal);
   return sliceForAxes(ctx, inst, whole, sharding.dimShardings.map((d) => d.axes), local, ctx.meshOf(sharding));
@@ -446,7 +446,7 @@ export function lowerMultiAllToAll(
   const split = f.add("reshape", [operand], { dimensions: splitShape });
   const front = f.add("transpose", [split], { permutation: [...factorPositions, ...rest] });
   const frontDims = (front.shape as ArrayShape).dimensions;
-  const groupSize = factors.reduce((a, b) => a * b, 1);
+  const groupSize = elementCount(factors);
   const merged = f.add("reshape", [front], { dimensions: [groupSize, ...frontDims.slice(params.length)] });
   const exchanged = f.add("allToAll", [merged], {
     splitDimension: 0, concatDimension: 0, splitCount: groupSize, ...groups, channelId: ctx.nextChannelId(),

@@ -22,6 +22,7 @@
 import { ShardingError, axisOverlaps, axisSize, axisToString, indexAlongAxisRef, meshAxisSize } from "../../sharding/axis.js";
 import { isMaximalMesh, meshSize } from "../../sharding/mesh.js";
 import type { AxisRef, Mesh, TensorSharding } from "../../sharding/model.js";
+import { elementCount } from "../../types/shape.js";
 
 /** The elements [start, end) of one dimension that a shard covers, and how many padding elements follow them. */
 export interface DimBlock {
@@ -143,7 +144,7 @@ export function shardingLayout(sharding: TensorSharding, mesh: Mesh, shape: read
   const devices: DeviceBlock[] = [];
   // The empty mesh names no devices: the tensor is whole wherever it is.
   const count = mesh.axes.length === 0 && !isMaximalMesh(mesh) ? 0 : meshSize(mesh);
-  if (count > MAX_DRAWN || shardCounts.reduce((n, c) => n * c, 1) > MAX_DRAWN) {
+  if (count > MAX_DRAWN || elementCount(shardCounts) > MAX_DRAWN) {
     return { shape, mesh, sharding, shardCounts, shardSizes, deviceCount: count, summarized: true, devices: [], tiles: [] };
   }
   for (let position = 0; position < count; position++) {

@@ -9,6 +9,7 @@ import type { Mesh } from "../../sharding/model.js";
 import { isMaximalMesh, meshSize } from "../../sharding/mesh.js";
 import { MAX_DRAWN, meshIndexOf, unusedAxes, type DimBlock, type ShardingLayout, type Tile } from "./layout.js";
 import { appendAll, maxOf, minOf } from "../../types/arrays.js";
+import { elementCount } from "../../types/shape.js";
 
 /** `0:4`, the half-open range of elements; `4:5 +1 pad` when the shard is padded. */
 export function dimBlockLabel(b: DimBlock): string {
@@ -60,7 +61,7 @@ export function describeLayout(layout: ShardingLayout): string[] {
   // Counted, not listed (a summarised layout lists no devices): the devices not telling
   // blocks or partial values apart hold copies.
   const partials = unreduced.reduce((n, a) => n * axisSize(a, mesh), 1);
-  const copies = layout.deviceCount / (layout.shardCounts.reduce((n, c) => n * c, 1) * partials);
+  const copies = layout.deviceCount / (elementCount(layout.shardCounts) * partials);
   const along = replicated.length > 0 ? ` (replicated along ${replicated.map(axisToString).join(", ")})` : "";
   lines.push(`each block on ${plural(copies, "device")}${along}`);
   if (unreduced.length > 0) {
@@ -139,7 +140,7 @@ export function renderLayoutGrid(layout: ShardingLayout, color = false): string[
 
 /** What a summarised layout draws in place of its grid. */
 export function summaryLine(layout: ShardingLayout): string {
-  const blocks = layout.shardCounts.reduce((n, c) => n * c, 1);
+  const blocks = elementCount(layout.shardCounts);
   return `${plural(blocks, "block")} on ${plural(layout.deviceCount, "device")}: more than ${MAX_DRAWN} to draw, summarised`;
 }
 

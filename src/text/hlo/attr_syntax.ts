@@ -8,6 +8,8 @@ import type {
   ConvDimensionNumbers, OpMetadata, Precision, ReplicaGroups, WindowDimension,
 } from "../../ir/attributes.js";
 import { Cursor, MAX_NESTING } from "./cursor.js";
+import { elementCount } from "../../types/shape.js";
+import { rowMajorStrides } from "../../types/index_util.js";
 
 // ---------------------------------------------------------------- integer lists
 
@@ -257,7 +259,7 @@ export function parseReplicaGroups(c: Cursor): ReplicaGroups {
       c.expect(")");
     }
   }
-  const total = reshape.reduce((a, b) => a * b, 1);
+  const total = elementCount(reshape);
   if (groupDims[0]! * groupDims[1]! !== total) throw c.error(`iota replica groups: ${groupDims.join("x")} != ${total} devices`, at);
   if (total > 1 << 20) throw c.error("iota replica groups: too many devices", at);
   if (perm.length !== reshape.length || new Set(perm).size !== perm.length || perm.some((p) => p >= reshape.length)) {
@@ -265,7 +267,7 @@ export function parseReplicaGroups(c: Cursor): ReplicaGroups {
   }
   // Device ids are iota(total) reshaped to `reshape`, transposed by `perm`, read row-major.
   const transposed = perm.map((p) => reshape[p]!);
-  const strides = reshape.map((_, i) => reshape.slice(i + 1).reduce((a, b) => a * b, 1));
+  const strides = rowMajorStrides(reshape);
   const ids: number[] = [];
   const index = new Array<number>(transposed.length).fill(0);
   for (let n = 0; n < total; n++) {

@@ -13,7 +13,7 @@ import type { Instruction } from "../../ir/computation.js";
 import type { OpAttributes, Opcode } from "../../ir/opcodes.js";
 import { ELEMENT_TYPES, type ElementType } from "../../types/element_type.js";
 import { Literal } from "../../types/literal.js";
-import { arrayShape, tupleShape, type ArrayShape, type Shape } from "../../types/shape.js";
+import { arrayShape, tupleShape, type ArrayShape, type Shape, elementCount } from "../../types/shape.js";
 import { toInts } from "./attr_read.js";
 import { lowerChloSugar } from "./chlo_broadcast.js";
 import { readAccuracy, type LowerContext } from "./import_ops.js";
@@ -57,7 +57,7 @@ function lowerMulhi(ctx: LowerContext): Instruction {
   const dims = shape.dimensions;
   const as = (e: ElementType): ArrayShape => arrayShape(e, dims);
   const splat = (e: ElementType, v: bigint | number): Instruction => {
-    const lit = Literal.fromValues(e, dims, new Array(shape.dimensions.reduce((x, y) => x * y, 1)).fill(v));
+    const lit = Literal.fromValues(e, dims, new Array(elementCount(shape.dimensions)).fill(v));
     return ctx.add("constant", [], { literal: lit }, as(e));
   };
   const bin = (op: "multiply" | "add" | "subtract" | "and" | "shiftRightLogical" | "shiftRightArithmetic", x: Instruction, y: Instruction): Instruction =>

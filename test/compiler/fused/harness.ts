@@ -12,6 +12,7 @@ import { detectWasmTarget } from "../../../src/compiler/wasm/features.js";
 import { emitFusionKernel } from "../../../src/compiler/wasm/emit_loop.js";
 import { BUFFER_ALIGNMENT, MEMORY_MAX_PAGES, type WasmKernel, type WasmTarget } from "../../../src/compiler/wasm/kernel.js";
 import { isDeclined } from "../../../src/compiler/kernel/declined.js";
+import { elementCount } from "../../../src/types/shape.js";
 
 export const TARGET: WasmTarget = detectWasmTarget();
 export const SCALAR_TARGET: WasmTarget = { ...TARGET, simd: false };
@@ -52,7 +53,7 @@ export function runKernel(kernel: WasmKernel, target: WasmTarget, c: Computation
 }
 
 function count(s: ArrayShape): number {
-  return s.dimensions.reduce((x, y) => x * y, 1);
+  return elementCount(s.dimensions);
 }
 
 export interface Tolerance {
@@ -154,7 +155,7 @@ function randomValues(t: ElementType, n: number, seed: number): Scalar[] {
 
 /** Random values with specials (NaN, ±inf, ±0 for floats; small values and extremes for integers). */
 export function randomLiteral(t: ElementType, dims: readonly number[], seed: number): Literal {
-  const n = dims.reduce((x, y) => x * y, 1);
+  const n = elementCount(dims);
   return Literal.fromValues(t, dims, randomValues(t, n, seed));
 }
 

@@ -9,6 +9,7 @@ import {
 } from "../../../src/index.js";
 import { rng } from "../../support/prng.js";
 import { checkFusion, randomLiteral, SCALAR_TARGET, TARGET } from "./harness.js";
+import { elementCount } from "../../../src/types/shape.js";
 
 const FLOATS: ElementType[] = ["f32", "f64", "bf16", "f16"];
 const INTS: ElementType[] = ["s8", "u8", "s16", "u16", "s32", "u32", "s64", "u64", "s4", "u2"];
@@ -56,7 +57,7 @@ class Gen {
         return transpose(this.param(type, src), perm);
       }
       case 4: { // reshape from a differently factored shape
-        const n = dims.reduce((x, y) => x * y, 1);
+        const n = elementCount(dims);
         const src = n % 2 === 0 && this.r() < 0.5 ? [2, n / 2] : [n];
         return reshape(this.param(type, src), dims);
       }

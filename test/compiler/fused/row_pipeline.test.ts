@@ -12,6 +12,7 @@ import {
 } from "../../../src/index.js";
 import { compile, WasmDevice } from "../../../src/compiler/index.js";
 import { rng } from "../../support/prng.js";
+import { elementCount } from "../../../src/types/shape.js";
 
 function reducer(b: XlaBuilder, t: ElementType, op: (x: XlaOp, y: XlaOp) => XlaOp): Computation {
   const sb = b.createSubBuilder(`r_${t}`);
@@ -48,7 +49,7 @@ function layerNorm(rows: number, cols: number): Computation {
 
 function randomLiteral(seed: number, t: ElementType, dims: number[], special = false): Literal {
   const next = rng(seed);
-  const n = dims.reduce((a, b) => a * b, 1);
+  const n = elementCount(dims);
   const specials = [NaN, Infinity, -Infinity, -0, 0, 88, -104];
   return Literal.fromValues(t, dims, Array.from({ length: n }, (_, i) => (special && i % 11 === 3 ? specials[i % specials.length]! : next() * 16 - 8)));
 }
@@ -94,7 +95,7 @@ for (const threads of [1, 2]) {
               const x = randomLiteral(dims.length * 31 + dims[0]!, t, dims, special);
               // exp within a few ulps, the divide exact; the sum is reassociated, and the
               // interpreter's sum in sequence is off by up to about n ulps of its own.
-              const n = dims.slice(dims.length - reduced).reduce((p, q) => p * q, 1);
+              const n = elementCount(dims.slice(dims.length - reduced));
               const rel = t === "f32" ? 2e-6 + n * 1e-8 : 1e-13;
               // log-softmax's x - max - log(sum) cancels: measured against its terms' scale, 1.
               assertClose(exe.run([x]), evaluate(c, [x]), rel, `${c.name} ${t} [${dims}]${special ? " with special values" : ""}:`, logSoftmax ? 1 : 1e-30);

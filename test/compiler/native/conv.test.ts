@@ -8,6 +8,7 @@ import type { NativeKernel } from "../../../src/compiler/native/kernel.js";
 import { rng } from "../../support/prng.js";
 import { buildConv, NHWC, type ConvCase } from "../../support/kernel_cases.js";
 import { nativeCpu, nativeSkipReason, runNativeCases, runnableFamilies, type NativeCase } from "./gemm_harness.js";
+import { elementCount } from "../../../src/types/shape.js";
 
 const skip = nativeSkipReason();
 if (skip !== undefined) console.log(`# native conv tests skipped: ${skip}`);
@@ -35,8 +36,8 @@ function runCases(type: "f32" | "f64", cases: { c: ConvCase; splits?: number; th
   const all: { kernel: NativeKernel; x: Float32Array | Float64Array; w: Float32Array | Float64Array; want: number[]; depth: number; splits?: number; threads?: number }[] = [];
   cases.forEach(({ c, splits, threads }, ci) => {
     const { computation, conv } = buildConv(c, type);
-    const x = new F(c.input.reduce((p, d) => p * d, 1)).map(() => random() * 2 - 1);
-    const w = new F(c.kernel.reduce((p, d) => p * d, 1)).map(() => random() * 2 - 1);
+    const x = new F(elementCount(c.input)).map(() => random() * 2 - 1);
+    const w = new F(elementCount(c.kernel)).map(() => random() * 2 - 1);
     // Infinity in the input: NaN or infinity in every output it reaches, as the interpreter says.
     if (ci === 1) x[17] = Infinity;
     const want = evaluate(computation, [Literal.fromValues(type, c.input, [...x]), Literal.fromValues(type, c.kernel, [...w])]).toNumbers();

@@ -21,6 +21,7 @@ import { Literal } from "../../../src/types/literal.js";
 import { ELEMENT_TYPES } from "../../../src/types/element_type.js";
 import { rng } from "../../support/prng.js";
 import { needsCompiler } from "./native_support.js";
+import { elementCount } from "../../../src/types/shape.js";
 
 const next = rng(41);
 const int = (lo: number, hi: number): number => lo + Math.floor(next() * (hi - lo + 1));
@@ -133,7 +134,7 @@ test("compiled on native: a KV-cache write into a donated cache and into a dying
     for (const p of [0, 5, 15, 16, 40, -7]) {
       // Numbers, not random bits: the adds' NaN payloads are not promised (data movement keeps NaN bits: test/data_movement/nan_bits).
       const values = (t: ElementType, dims: number[]): Literal =>
-        Literal.fromValues(t, dims, Array.from({ length: dims.reduce((a, x) => a * x, 1) }, () => int(-500, 500) / 4));
+        Literal.fromValues(t, dims, Array.from({ length: elementCount(dims) }, () => int(-500, 500) / 4));
       const args = [values("f32", [2, 12, 16, 8]), values("f32", [2, 12, 1, 8]), Literal.scalar("s32", p), Literal.scalar("s32", 0),
         values("bf16", [6, 4]), values("bf16", [2, 4])];
       const want = evaluate(c, args);

@@ -12,6 +12,7 @@ import { InstructionFactory } from "../../../src/ir/factory.js";
 import { makeDotDimensionNumbers } from "../../../src/builder/linalg.js";
 import { rng } from "../../support/prng.js";
 import { nativeSkipReason } from "./gemm_harness.js";
+import { elementCount } from "../../../src/types/shape.js";
 
 const skip = nativeSkipReason();
 if (skip !== undefined) console.log(`# native output fusion tests skipped: ${skip}`);
@@ -24,7 +25,7 @@ const NHWC: ConvDimensionNumbers = {
 };
 
 function randomLiteral(t: ElementType, dims: readonly number[]): Literal {
-  const n = dims.reduce((a, b) => a * b, 1);
+  const n = elementCount(dims);
   return Literal.fromValues(t, dims, Array.from({ length: n }, () => random() * 2 - 1));
 }
 

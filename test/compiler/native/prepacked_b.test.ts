@@ -15,12 +15,13 @@ import { packB, packedBLength, type PackedB } from "../../../src/compiler/kernel
 import { rng } from "../../support/prng.js";
 import { ALWAYS_PARALLEL_COST, STREAMED_PARALLEL_COST } from "../../../src/compiler/native/glue.js";
 import { nativeSkipReason } from "./gemm_harness.js";
+import { elementCount } from "../../../src/types/shape.js";
 
 const skip = nativeSkipReason();
 const random = rng(24);
 
 function randomLiteral(t: ElementType, dims: readonly number[]): Literal {
-  const n = dims.reduce((a, b) => a * b, 1);
+  const n = elementCount(dims);
   return Literal.fromValues(t, dims, Array.from({ length: n }, () => random() * 2 - 1));
 }
 

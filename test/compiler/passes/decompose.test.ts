@@ -8,7 +8,7 @@ import { add, mul } from "../../../src/builder/elementwise.js";
 import { parameter } from "../../../src/builder/xla_builder.js";
 import { constantR0 } from "../../../src/builder/data_movement.js";
 import { map } from "../../../src/builder/reduction.js";
-import { arrayShape, scalarShape } from "../../../src/types/shape.js";
+import { arrayShape, scalarShape, elementCount } from "../../../src/types/shape.js";
 import { Literal } from "../../../src/types/literal.js";
 import { decompose, dce, defaultSimplificationPipeline, simplify } from "../../../src/compiler/passes/index.js";
 import { rng } from "../../support/prng.js";
@@ -18,7 +18,7 @@ import { firstDifference, literalsClose, literalsIdentical, ALL_FAMILIES } from 
 
 const randomLiteral = (t: "f32" | "f64", dims: number[], seed: number, positive = false): Literal => {
   const next = rng(seed);
-  const n = dims.reduce((a, x) => a * x, 1);
+  const n = elementCount(dims);
   return Literal.fromValues(t, dims, Array.from({ length: n }, () => (positive ? 0.1 + next() * 2 : next() * 6 - 3)));
 };
 

@@ -12,6 +12,7 @@ import { compileRoutine } from "../../../src/compiler/routines.js";
 import { detectWasmTarget } from "../../../src/compiler/wasm/features.js";
 import { isDeclined } from "../../../src/compiler/kernel/declined.js";
 import { checkCompiled, checkRoutine, rng } from "./harness.js";
+import { elementCount } from "../../../src/types/shape.js";
 
 function build(t: ElementType, dims: readonly number[], lower: boolean): ReturnType<XlaBuilder["build"]> {
   const b = new XlaBuilder("cholesky");
@@ -33,7 +34,7 @@ function spd(next: () => number, n: number, lower: boolean): number[] {
 }
 
 function batchOf(next: () => number, t: ElementType, batch: readonly number[], n: number, lower: boolean): Literal {
-  const count = batch.reduce((p, d) => p * d, 1);
+  const count = elementCount(batch);
   return L.fromValues(t, [...batch, n, n], Array.from({ length: count }, () => spd(next, n, lower)).flat());
 }
 

@@ -12,6 +12,7 @@ import { compileRoutine } from "../../../src/compiler/routines.js";
 import { detectWasmTarget } from "../../../src/compiler/wasm/features.js";
 import { isDeclined } from "../../../src/compiler/kernel/declined.js";
 import { checkCompiled, checkRoutine, conformanceOnWasm, rng } from "./harness.js";
+import { elementCount } from "../../../src/types/shape.js";
 
 function build(t: ElementType, dims: readonly number[], fftType: FftType, lengths: readonly number[]): ReturnType<XlaBuilder["build"]> {
   const b = new XlaBuilder("fft");
@@ -19,7 +20,7 @@ function build(t: ElementType, dims: readonly number[], fftType: FftType, length
 }
 
 function random(next: () => number, t: ElementType, dims: readonly number[]): Literal {
-  const count = dims.reduce((p, d) => p * d, 1);
+  const count = elementCount(dims);
   const value = (): number => (next() * 2 - 1) * 4;
   const complex = t === "c64" || t === "c128";
   return L.fromValues(t, [...dims], Array.from({ length: count }, () => (complex ? { re: value(), im: value() } : value())));

@@ -8,6 +8,7 @@ import {
 } from "../../../src/index.js";
 import { Literal as L } from "../../../src/types/literal.js";
 import { binaryComputation, checkCompiled, checkRoutine, randomLiteral, rng } from "./harness.js";
+import { elementCount } from "../../../src/types/shape.js";
 
 interface IndexingCase {
   opDims: number[];
@@ -55,7 +56,7 @@ function randomCase(next: () => number): IndexingCase {
 }
 
 function randomIndices(next: () => number, t: ElementType, c: IndexingCase): Literal {
-  const n = c.idxDims.reduce((a, b) => a * b, 1);
+  const n = elementCount(c.idxDims);
   const hi = Math.max(...c.opDims) + 3;
   const values = Array.from({ length: n }, () => {
     const v = Math.floor(next() * (hi + 4)) - 3;

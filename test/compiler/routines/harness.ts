@@ -15,6 +15,7 @@ import { BUFFER_ALIGNMENT, MEMORY_MAX_PAGES, type WasmKernel } from "../../../sr
 import { isDeclined } from "../../../src/compiler/kernel/declined.js";
 import { detectWasmTarget } from "../../../src/compiler/wasm/features.js";
 import type { ArrayShape } from "../../../src/types/shape.js";
+import { elementCount } from "../../../src/types/shape.js";
 
 const TARGET = detectWasmTarget();
 const alignUp = (x: number): number => Math.ceil(x / BUFFER_ALIGNMENT) * BUFFER_ALIGNMENT;
@@ -51,7 +52,7 @@ export function binaryComputation(b: XlaBuilder, name: string, t: ElementType, o
 }
 
 export function randomLiteral(next: () => number, t: ElementType, dims: readonly number[], range = 100): Literal {
-  const n = dims.reduce((a, b) => a * b, 1);
+  const n = elementCount(dims);
   const flat = Array.from({ length: n }, () => {
     if (t === "f32" || t === "f64") return (next() * 2 - 1) * range;
     const v = Math.floor((next() * 2 - 1) * range);

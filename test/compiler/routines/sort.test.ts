@@ -9,6 +9,7 @@ import {
 import type { Computation } from "../../../src/ir/computation.js";
 import { Literal as L } from "../../../src/types/literal.js";
 import { checkCompiled, checkRoutine, randomLiteral, rng } from "./harness.js";
+import { elementCount } from "../../../src/types/shape.js";
 
 /** compare(p[2k], p[2k+1]) (or swapped) over `types`, one pair of parameters per operand. */
 function comparator(b: XlaBuilder, types: readonly ElementType[], keyOperand: number, direction: ComparisonDirection, swapped: boolean, total: boolean): Computation {
@@ -22,7 +23,7 @@ function comparator(b: XlaBuilder, types: readonly ElementType[], keyOperand: nu
 const KEY_TYPES: readonly ElementType[] = ["f32", "s32", "f64", "u32", "s64", "u8", "s16", "pred", "bf16", "u64"];
 
 function tiedLiteral(next: () => number, t: ElementType, dims: number[]): Literal {
-  const n = dims.reduce((a, b) => a * b, 1);
+  const n = elementCount(dims);
   if (t === "pred") return L.fromValues(t, dims, Array.from({ length: n }, () => next() < 0.5));
   if (t !== "f32" && t !== "f64" && t !== "bf16") return randomLiteral(next, t, dims, 4);
   return L.fromValues(t, dims, Array.from({ length: n }, () => {

@@ -16,6 +16,7 @@ import { compileRoutine } from "../../../src/compiler/routines.js";
 import { detectWasmTarget } from "../../../src/compiler/wasm/features.js";
 import { isDeclined } from "../../../src/compiler/kernel/declined.js";
 import { checkCompiled, checkRoutine, conformanceOnWasm, rng } from "./harness.js";
+import { elementCount } from "../../../src/types/shape.js";
 
 type Transpose = "NO_TRANSPOSE" | "TRANSPOSE" | "ADJOINT";
 const TRANSPOSES: readonly Transpose[] = ["NO_TRANSPOSE", "TRANSPOSE", "ADJOINT"];
@@ -35,7 +36,7 @@ function build(c: Case): ReturnType<XlaBuilder["build"]> {
 
 /** Random A with a diagonal of magnitude 1 to 2 (well conditioned), random B. */
 function operands(next: () => number, c: Case): [Literal, Literal] {
-  const count = c.batch.reduce((p, d) => p * d, 1);
+  const count = elementCount(c.batch);
   const a: number[] = [];
   for (let m = 0; m < count; m++) {
     for (let i = 0; i < c.n; i++) {
@@ -43,7 +44,7 @@ function operands(next: () => number, c: Case): [Literal, Literal] {
     }
   }
   const bDims = c.leftSide ? [...c.batch, c.n, c.cols] : [...c.batch, c.cols, c.n];
-  const bCount = bDims.reduce((p, d) => p * d, 1);
+  const bCount = elementCount(bDims);
   return [L.fromValues(c.t, [...c.batch, c.n, c.n], a), L.fromValues(c.t, bDims, Array.from({ length: bCount }, () => (next() * 2 - 1) * 10))];
 }
 
@@ -100,7 +101,7 @@ test("triangular-solve: a double sum on an f32 midpoint, normal or subnormal, is
   const ulp = 2 ** -23;
   for (const [c, u, v] of [[1 + ulp, 1 + ulp, 2 ** -24 * (1 - ulp)], [2 ** -127 + 2 ** -149, 2 ** -75 * (1 + ulp), 2 ** -75 * (1 - ulp)]] as const) {
     for (const batch of [[], [9]]) {
-      const count = batch.reduce((p, d) => p * d, 1);
+      const count = elementCount(batch);
       const a = Array.from({ length: count }, () => [1, -u, 7, 1]).flat();
       const b = Array.from({ length: count }, () => [c, v]).flat();
       const cs: Case = { t: "f32", batch, n: 2, cols: 1, leftSide: true, lower: false, unitDiagonal: false, transposeA: "NO_TRANSPOSE" };

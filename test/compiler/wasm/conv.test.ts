@@ -8,6 +8,7 @@ import { isDeclined } from "../../../src/compiler/kernel/declined.js";
 import { rng } from "../../support/prng.js";
 import { buildConv, NHWC, type ConvCase } from "../../support/kernel_cases.js";
 import { runKernel } from "./kernel_harness.js";
+import { elementCount } from "../../../src/types/shape.js";
 
 const random = rng(11);
 
@@ -15,8 +16,8 @@ function checkConv(c: ConvCase, splits = 1, type: "f32" | "f64" = "f32"): void {
   const target = detectWasmTarget();
   const { computation, conv } = buildConv(c, type);
   const F = type === "f32" ? Float32Array : Float64Array;
-  const x = new F(c.input.reduce((p, d) => p * d, 1)).map(() => random() * 2 - 1);
-  const w = new F(c.kernel.reduce((p, d) => p * d, 1)).map(() => random() * 2 - 1);
+  const x = new F(elementCount(c.input)).map(() => random() * 2 - 1);
+  const w = new F(elementCount(c.kernel)).map(() => random() * 2 - 1);
   const want = evaluate(computation, [Literal.fromValues(type, c.input, [...x]), Literal.fromValues(type, c.kernel, [...w])]).toNumbers();
   const kernel = emitConvKernel(conv, target);
   if (isDeclined(kernel)) throw new Error(kernel.declined);

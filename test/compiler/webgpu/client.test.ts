@@ -28,6 +28,7 @@ import { unsharded } from "../../sdy/partition/both_ways.js";
 import { webgpuSkip } from "./gpu_available.js";
 import { releaseGpu } from "../../../src/compiler/webgpu/adapter.js";
 import { planGpuProgram } from "../../../src/compiler/webgpu/program.js";
+import { elementCount } from "../../../src/types/shape.js";
 
 const DEVICES = 4;
 let gpu: Client;
@@ -62,7 +63,7 @@ async function sameOnBoth(c: Computation, args: readonly (readonly Literal[])[],
 /** s32 arguments [n] per process, drawn from `seed`. */
 function intArgs(seed: number, dims: number[], processes = DEVICES): Literal[][] {
   const next = rng(seed);
-  const n = dims.reduce((a, b) => a * b, 1);
+  const n = elementCount(dims);
   return ids(processes).map(() => [Literal.fromValues("s32", dims, randomInts(next, n))]);
 }
 

@@ -23,6 +23,7 @@ import { complexQrBackwardBound, complexTriangularSolveBackwardBound } from "../
 import { complexReductionBackwardBound } from "../../../src/compiler/webgpu/householder_wgsl.js";
 import { parseStableHlo } from "../../../src/index.js";
 import { Literal } from "../../../src/types/literal.js";
+import { elementCount } from "../../../src/types/shape.js";
 
 const skip = webgpuSkip;
 after(() => releaseGpu());
@@ -197,7 +198,7 @@ test("c64 Householder QR (lapack_cgeqrf_ffi, cusolver_geqrf_ffi, Qr), Q (lapack_
   // Q applied on the 17x17 and 5x3 factors, every flag pair, C with 4 lines.
   const products = [2, 3].flatMap((p) => [true, false].flatMap((left) => [false, true].map((transpose) => ({ p, left, transpose }))));
   const cDims = ({ p, left }: { p: number; left: boolean }): number[] => (left ? [cases[p]![0]!, cases[p]![1]!, 4] : [cases[p]![0]!, 4, cases[p]![1]!]);
-  const cValues = products.map((x, e) => complexes(cDims(x).reduce((s, d) => s * d, 1), 900 + e));
+  const cValues = products.map((x, e) => complexes(elementCount(cDims(x)), 900 + e));
   products.forEach((x, e) => {
     const [batch, m, n] = cases[x.p] as [number, number, number];
     lines.push(`  %c${e} = stablehlo.custom_call @${e % 2 === 0 ? "lapack_cunmqr_ffi" : "hipsolver_ormqr_ffi"}(%${x.p}#0, %${x.p}#1, %cin${e}) {mhlo.backend_config = {left = ${x.left}, transpose = ${x.transpose}}} : (${tensor(cases[x.p]!)}, ${tensor([batch, Math.min(m, n)])}, ${tensor(cDims(x))}) -> ${tensor(cDims(x))}`);
@@ -208,7 +209,7 @@ test("c64 Householder QR (lapack_cgeqrf_ffi, cusolver_geqrf_ffi, Qr), Q (lapack_
 ${lines.join("\n")}
   return ${returned.join(", ")} : ${results.join(", ")}
 }`).entry;
-  const values = cases.map((dims, p) => complexes(dims.reduce((s, d) => s * d, 1), 1000 + p));
+  const values = cases.map((dims, p) => complexes(elementCount(dims), 1000 + p));
   // The last: column 0 already reduced under a real α (tau 0: skipped); column 1 a complex α over x = 0 (clarfg still reflects: tau ≠ 0, β real); column 2 zero.
   values[5] = [c(-3), c(1, 1), c(0), c(0), c(2, -1), c(0), c(0), c(0), c(0), ...values[5]!.slice(9)];
   const { got, want, dump } = await runOnGpu<C>(program, [...values.map((v, p) => Literal.fromValues("c64", cases[p]!, v as never)), ...cValues.map((v, e) => Literal.fromValues("c64", cDims(products[e]!), v as never))]);
@@ -331,8 +332,7 @@ test("c64 ?gehrd (lapack_cgehrd_ffi), the f32 kernel's generator over the Field:
 ${lines.join("\n")}
   return ${cases.flatMap((_, p) => [0, 1, 2].map((k) => `%${p}#${k}`)).join(", ")} : ${results.join(", ")}
 }`).entry;
-  const size = (batch: readonly number[]): number => batch.reduce((s, d) => s * d, 1);
-  const values = cases.map(({ batch, n }, p) => complexes(size(batch) * n * n, 1100 + p));
+  const values = cases.map(({ batch, n }, p) => complexes(elementCount(batch) * n * n, 1100 + p));
   // The partial range (ilo 2, ihi 4 of 5): upper triangular outside it, as balancing leaves it.
   values[1] = values[1]!.map((x, e) => { const i = Math.floor(e / 5), j = e % 5; return i > j && (j < 1 || i >= 4) ? ZERO : x; });
   const { got, want, dump } = await runOnGpu<C | number>(program, cases.map(({ batch, n }, p) => Literal.fromValues("c64", [...batch, n, n], values[p] as never)));
@@ -340,13 +340,13 @@ ${lines.join("\n")}
   cases.forEach(({ batch, n, range: [ilo, ihi] }, p) => {
     const [out, tau, info] = got.slice(3 * p, 3 * p + 3) as [C[], C[], number[]];
     const what = `cgehrd ${[...batch, n, n].join("x")} ilo ${ilo} ihi ${ihi}`, m = Math.max(n - 1, 0), bound = complexReductionBackwardBound(n);
-    assert.deepEqual(info, new Array<number>(size(batch)).fill(0), `${what}: info`);
+    assert.deepEqual(info, new Array<number>(elementCount(batch)).fill(0), `${what}: info`);
     [out, tau].forEach((mine, k) => {
       const theirs = want[3 * p + k] as C[], scale = Math.max(1, ...theirs.map(abs));
       mine.forEach((v, e) => assert.ok(abs(sub(v, theirs[e]!)) <= 2 ** -12 * scale, `${what}: result ${k} element ${e}: ${JSON.stringify(v)}, the interpreter's ${JSON.stringify(theirs[e])}`));
     });
     let worst = 0;
-    for (let s = 0; s < size(batch); s++) {
+    for (let s = 0; s < elementCount(batch); s++) {
       const a = values[p]!.slice(s * n * n, (s + 1) * n * n), h = out.slice(s * n * n, (s + 1) * n * n), t = tau.slice(s * m, (s + 1) * m);
       t.forEach((x, i) => { if (i < ilo - 1 || i >= ihi - 1) assert.deepEqual(x, ZERO, `${what}: tau ${i} outside the range`); });
       // Q = H(ilo-1)···H(ihi-2), H(i) = I - tau_i v vᴴ, v = (0.., 1 at i+1, h(i+2..ihi-1, i)); R = h with the reflectors' entries cleared.
@@ -399,9 +399,8 @@ test("c64 ?hetrd (lapack_chetrd_ffi, cusolver_sytrd_ffi, hipsolver_sytrd_ffi on 
 ${lines.join("\n")}
   return ${cases.flatMap((_, p) => [0, 1, 2, 3, 4].map((k) => `%${p}#${k}`)).join(", ")} : ${results.join(", ")}
 }`).entry;
-  const size = (batch: readonly number[]): number => batch.reduce((s, d) => s * d, 1);
   // Random entries everywhere: the diagonal's imaginary parts and the other triangle must not be read.
-  const values = cases.map(({ batch, n }, p) => complexes(size(batch) * n * n, 1300 + p));
+  const values = cases.map(({ batch, n }, p) => complexes(elementCount(batch) * n * n, 1300 + p));
   // Lower 4x4: column 0's x = (0, 0) under a real α (tau 0, e_0 = α); column 1's x = 0 under a complex α = 3i (β = -3, tau (1, 1)).
   values[5] = [c(1), c(9, 9), c(9, 9), c(9, 9), c(2), c(3, 0.5), c(9, 9), c(9, 9), c(0), c(0, 3), c(2), c(9, 9), c(0), c(0), c(1, -1), c(4)];
   // Upper 4x4, the same columns as its W = PAP sees them (column n-1-j of A's upper triangle, reversed).
@@ -411,7 +410,7 @@ ${lines.join("\n")}
   cases.forEach(({ batch, n, target, lower }, p) => {
     const [out, d, e, tau, info] = got.slice(5 * p, 5 * p + 5) as [C[], number[], number[], C[], number[]];
     const what = `${target} ${[...batch, n, n].join("x")} ${lower ? "lower" : "upper"}`, m = Math.max(n - 1, 0), bound = complexReductionBackwardBound(n);
-    assert.deepEqual(info, new Array<number>(size(batch)).fill(0), `${what}: info`);
+    assert.deepEqual(info, new Array<number>(elementCount(batch)).fill(0), `${what}: info`);
     [out, d, e, tau].forEach((mine, k) => {
       const theirs = want[5 * p + k]!, scale = Math.max(1, ...theirs.map((x) => (typeof x === "number" ? Math.abs(x) : abs(x))));
       mine.forEach((v, i) => {
@@ -420,7 +419,7 @@ ${lines.join("\n")}
       });
     });
     let worst = 0;
-    for (let s = 0; s < size(batch); s++) {
+    for (let s = 0; s < elementCount(batch); s++) {
       const input = values[p]!.slice(s * n * n, (s + 1) * n * n), h = out.slice(s * n * n, (s + 1) * n * n);
       const ds = d.slice(s * n, (s + 1) * n), es = e.slice(s * m, (s + 1) * m), t = tau.slice(s * m, (s + 1) * m);
       const named = (i: number, j: number): boolean => (lower ? i >= j : i <= j);

@@ -17,7 +17,7 @@
 import { after, test } from "node:test";
 import assert from "node:assert/strict";
 import { webgpuSkip } from "./gpu_available.js";
-import { abs, add, c, conj, count, mul, randoms, runOnGpu, sub, tensorType, ZERO, type C } from "./linalg_support.js";
+import { abs, add, c, conj, mul, randoms, runOnGpu, sub, tensorType, ZERO, type C } from "./linalg_support.js";
 import { releaseGpu } from "../../../src/compiler/webgpu/adapter.js";
 import { planGpuProgram } from "../../../src/compiler/webgpu/program.js";
 import { dumpGpuProgram } from "../../../src/compiler/webgpu/executable.js";
@@ -26,6 +26,7 @@ import { geev as referenceGeev } from "../../../src/interpreter/lapack/nonsymmet
 import { Mat } from "../../../src/interpreter/lapack/matrix.js";
 import { parseStableHlo } from "../../../src/index.js";
 import { Literal } from "../../../src/types/literal.js";
+import { elementCount } from "../../../src/types/shape.js";
 
 const skip = webgpuSkip;
 after(() => releaseGpu());
@@ -136,7 +137,7 @@ test("c64 ?gees and ?geev (lapack_cgees_ffi, lapack_cgeev_ffi, cusolver_geev_ffi
 ${lines.join("\n")}
   return ${CASES.flatMap((c, p) => resultTypes(c).map((_, k) => `%${p}#${k}`)).join(", ")} : ${results.join(", ")}
 }`;
-  const values = CASES.map((k) => Array.from({ length: count(k.batch) }, (_, s) => k.values(s).map((x) => c(Math.fround(x.re), Math.fround(x.im)))).flat());
+  const values = CASES.map((k) => Array.from({ length: elementCount(k.batch) }, (_, s) => k.values(s).map((x) => c(Math.fround(x.re), Math.fround(x.im)))).flat());
   const args = CASES.map((k, p) => Literal.fromValues("c64", [...k.batch, k.n, k.n], values[p] as never));
   const { got, want, dump } = await runOnGpu<unknown>(parseStableHlo(text).entry, args);
   assert.match(dump, /\?gees of 3 c64 matrix\(es\), complex QR \(Wilkinson's shift\), an invocation a matrix/);
@@ -150,7 +151,7 @@ ${lines.join("\n")}
     const info = mine[where.info]!.map(Number);
     assert.deepEqual(info, theirs[where.info]!.map(Number), `${target} ${k.what}: info`);
     let worst = 0, inPlace = 0, eigenvalues = 0;
-    for (let s = 0; s < count(batch); s++) {
+    for (let s = 0; s < elementCount(batch); s++) {
       const what = `${target} ${k.what} ${[...batch, n, n].join("x")} matrix ${s}`;
       const a = values[p]!.slice(s * n * n, (s + 1) * n * n);
       const A = (i: number, j: number): C => a[i * n + j]!;
@@ -160,7 +161,7 @@ ${lines.join("\n")}
         const kind = (x: number): string => (Number.isNaN(x) ? "NaN" : x === 0 ? "0" : "number");
         const kinds = (v: unknown): string => (typeof v === "number" ? kind(v) : `${kind(cplx(v).re)},${kind(cplx(v).im)}`);
         for (let r = 0; r < leaves; r++) {
-          const per = mine[r]!.length / count(batch);
+          const per = mine[r]!.length / elementCount(batch);
           assert.deepEqual(mine[r]!.slice(s * per, (s + 1) * per).map(kinds), theirs[r]!.slice(s * per, (s + 1) * per).map(kinds), `${what}: result ${r}'s NaN, zero and number entries`);
         }
         continue;

@@ -26,6 +26,7 @@ import { parseHlo } from "../../../src/text/hlo/index.js";
 import type { HloModule } from "../../../src/ir/computation.js";
 import { rng } from "../../support/prng.js";
 import { firstDifference, literalsClose } from "../literal_compare.js";
+import { elementCount } from "../../../src/types/shape.js";
 
 const skip = webgpuSkip;
 
@@ -33,7 +34,7 @@ after(() => releaseGpu());
 
 function randomF32(seed: number, dims: number[], scale = 1): Literal {
   const next = rng(seed);
-  return Literal.fromValues("f32", dims, Array.from({ length: dims.reduce((a, b) => a * b, 1) }, () => (next() * 2 - 1) * scale));
+  return Literal.fromValues("f32", dims, Array.from({ length: elementCount(dims) }, () => (next() * 2 - 1) * scale));
 }
 
 /** Runs the module through execute (device arrays in and out) and the interpreter; returns the result and the run's stats. */

@@ -19,6 +19,7 @@ import { decodeFloatBits, encodeFloatBits } from "../../../src/types/float_codec
 import { rng } from "../../support/prng.js";
 import { NHWC } from "../../support/kernel_cases.js";
 import { acquireDevice, runOnce, type TestDevice } from "./gemm_device.js";
+import { elementCount } from "../../../src/types/shape.js";
 
 const acquired = await acquireDevice();
 const dev: TestDevice | undefined = typeof acquired === "string" ? undefined : acquired;
@@ -57,7 +58,6 @@ function build(c: Case, type: "f32" | "f64" | "f16" | "bf16") {
   return { computation: b.build(root), conv: root.instruction as Instruction<"convolution"> };
 }
 
-const count = (dims: readonly number[]): number => dims.reduce((p, d) => p * d, 1);
 
 /** Values in [-1, 1) exactly representable in f16 (and in bf16 with `bf16`: an f16 value of [-1, 1) rounded to bf16 is still one). */
 const randomHalves = (n: number, bf16 = false): Float32Array => new Float32Array(n).map(() => {
@@ -68,8 +68,8 @@ const randomHalves = (n: number, bf16 = false): Float32Array => new Float32Array
 /** Checks the kernel of `c` with its input in `types.input` (f32 unless said), its kernel in `types.kernel` and its output in `types.output` (the input's unless said). */
 async function checkConv(c: Case, options: ConvWgslOptions = {}, direct?: (x: Float32Array, w: Float32Array) => Float64Array, types: { input?: StorageType; kernel?: StorageType; output?: StorageType } = {}) {
   const bf16 = types.input === "bf16" || types.kernel === "bf16";
-  const x = randomHalves(count(c.input), bf16);
-  const w = randomHalves(count(c.kernel), bf16);
+  const x = randomHalves(elementCount(c.input), bf16);
+  const w = randomHalves(elementCount(c.kernel), bf16);
   const { computation } = build(c, "f64");
   const want = evaluate(computation, [Literal.fromValues("f64", c.input, Array.from(x)), Literal.fromValues("f64", c.kernel, Array.from(w))]).toNumbers();
   const scale = evaluate(computation, [Literal.fromValues("f64", c.input, Array.from(x, Math.abs)), Literal.fromValues("f64", c.kernel, Array.from(w, Math.abs))]).toNumbers();
@@ -89,7 +89,7 @@ async function checkConv(c: Case, options: ConvWgslOptions = {}, direct?: (x: Fl
   const got = outputType === "f32"
     ? Array.from(new Float32Array(bytes.buffer, 0, want.length))
     : Array.from(new Uint16Array(bytes.buffer, 0, want.length), (h) => decodeFloatBits(outputType, h));
-  const depth = count(c.kernel) / (g.outputFeatures);
+  const depth = elementCount(c.kernel) / (g.outputFeatures);
   const gamma = (depth * 2 ** -24) / (1 - depth * 2 ** -24);
   const label = `${JSON.stringify(c)} ${JSON.stringify(kernel.choice)}`;
   for (let i = 0; i < want.length; i++) {
@@ -191,7 +191,7 @@ test("conv: tiles read from storage, vector and scalar loads, groups, a half res
 
 test("conv: an epilogue hook (bias + relu) gets each element's output feature and offset", { skip }, async () => {
   const c: Case = { input: [1, 6, 5, 3], kernel: [3, 3, 1, 6], groups: 3, padding: [[1, 1], [1, 1]] };
-  const x = randomHalves(count(c.input)), w = randomHalves(count(c.kernel)), bias = randomHalves(6);
+  const x = randomHalves(elementCount(c.input)), w = randomHalves(elementCount(c.kernel)), bias = randomHalves(6);
   const g = convWgslGeometry(build(c, "f32").conv);
   if (isDeclined(g)) throw new Error(g.declined);
   const kernel = convKernel(g, dev!.limits, {

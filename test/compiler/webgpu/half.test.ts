@@ -30,7 +30,7 @@ import type { BinaryOpcode, UnaryOpcode } from "../../../src/ir/opcodes.js";
 import type { ElementType } from "../../../src/types/element_type.js";
 import { Literal } from "../../../src/types/literal.js";
 import { roundToFloatType } from "../../../src/types/float_codec.js";
-import { arrayShape } from "../../../src/types/shape.js";
+import { arrayShape, elementCount } from "../../../src/types/shape.js";
 import { planGpuProgram } from "../../../src/compiler/webgpu/program.js";
 import { compile } from "../../../src/compiler/index.js";
 import { evaluate } from "../../../src/interpreter/evaluate.js";
@@ -346,7 +346,7 @@ test("f16 softmax, log-softmax and layer norm on the GPU: one kernel each, a row
 
 test("f16 dots and convolutions: the GEMM reads f16 pairs, accumulates in f32 and rounds an f16 result once (on bits); odd n and features stored element by element; epilogues on f16 products", { skip }, async () => {
   const random = rng(5);
-  const halves = (dims: readonly number[]): Literal => Literal.fromValues("f16", dims, Array.from({ length: dims.reduce((p, d) => p * d, 1) }, () => random() * 4 - 2));
+  const halves = (dims: readonly number[]): Literal => Literal.fromValues("f16", dims, Array.from({ length: elementCount(dims) }, () => random() * 4 - 2));
   const NHWC: ConvDimensionNumbers = {
     inputBatchDimension: 0, inputFeatureDimension: 3, inputSpatialDimensions: [1, 2],
     kernelInputFeatureDimension: 2, kernelOutputFeatureDimension: 3, kernelSpatialDimensions: [0, 1],
@@ -435,7 +435,7 @@ test("bf16 dots and convolutions on the GPU: pairs widened by shifts, summed in 
 
     const random = rng(41);
     const run = async (value: () => number) => {
-      const args = shapes.map(([t, dims]) => Literal.fromValues(t, dims, Array.from({ length: dims.reduce((n, d) => n * d, 1) }, value)));
+      const args = shapes.map(([t, dims]) => Literal.fromValues(t, dims, Array.from({ length: elementCount(dims) }, value)));
       const magnitudes = args.map((l) => Literal.fromValues(l.elementType, l.dimensions, l.toNumbers().map(Math.abs)));
       return { want: evaluate(program, args), got: await exe.run(args), scale: evaluate(program, magnitudes) };
     };

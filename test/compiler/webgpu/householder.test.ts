@@ -12,13 +12,14 @@
 import { after, test } from "node:test";
 import assert from "node:assert/strict";
 import { webgpuSkip } from "./gpu_available.js";
-import { count, randoms, runOnGpu, tensorType } from "./linalg_support.js";
+import { randoms, runOnGpu, tensorType } from "./linalg_support.js";
 import { releaseGpu } from "../../../src/compiler/webgpu/adapter.js";
 import { planGpuProgram } from "../../../src/compiler/webgpu/program.js";
 import { dumpGpuProgram } from "../../../src/compiler/webgpu/executable.js";
 import { reductionBackwardBound } from "../../../src/compiler/webgpu/householder_wgsl.js";
 import { parseStableHlo } from "../../../src/index.js";
 import { Literal } from "../../../src/types/literal.js";
+import { elementCount } from "../../../src/types/shape.js";
 
 const skip = webgpuSkip;
 after(() => releaseGpu());
@@ -100,7 +101,7 @@ ${lines.join("\n")}
 }`;
   const values = cases.map(({ batch, n }, p) => {
     const r = randoms(800 + p);
-    return Array.from({ length: count(batch) * n * n }, () => Math.fround(r()));
+    return Array.from({ length: elementCount(batch) * n * n }, () => Math.fround(r()));
   });
   // The partial range (ilo 2, ihi 4 of 5): A is upper triangular outside it, as balancing leaves it (LAPACK's assumption).
   values[3] = values[3]!.map((x, e) => { const i = Math.floor(e / 5), j = e % 5; return i > j && (j < 1 || i >= 4) ? 0 : x; });
@@ -129,10 +130,10 @@ ${lines.join("\n")}
         worst = Math.max(worst, err / scale);
       });
     });
-    assert.deepEqual(mine[leaves - 1], new Array<number>(count(batch)).fill(0), `${what}: info`);
+    assert.deepEqual(mine[leaves - 1], new Array<number>(elementCount(batch)).fill(0), `${what}: info`);
     const m = Math.max(n - 1, 0), bound = reductionBackwardBound(n);
     let worstBackward = 0;
-    for (let s = 0; s < count(batch); s++) {
+    for (let s = 0; s < elementCount(batch); s++) {
       const a = matrix(values[p]!, s, n), out = matrix(mine[0]!, s, n);
       const tau = mine[c.lower === undefined ? 1 : 3]!.slice(s * m, (s + 1) * m);
       let q: number[][], r: number[][];

@@ -22,7 +22,7 @@ import { XlaBuilder, parameter, tuple, add, max, dot, dotGeneral, convGeneralDil
 import type { XlaOp } from "../../../src/builder/xla_builder.js";
 import { ELEMENT_TYPES, type ElementType } from "../../../src/types/element_type.js";
 import { Literal } from "../../../src/types/literal.js";
-import { arrayShape } from "../../../src/types/shape.js";
+import { arrayShape, elementCount } from "../../../src/types/shape.js";
 import { rng } from "../../support/prng.js";
 
 const skip = webgpuSkip;
@@ -56,7 +56,7 @@ function difference(want: Literal, got: Literal): string | undefined {
 /** Random values of integer type t over its whole range (32-bit types: values whose products and sums wrap). */
 function integers(t: ElementType, dims: readonly number[], random: () => number): Literal {
   const bits = ELEMENT_TYPES[t].bitWidth, signed = ELEMENT_TYPES[t].kind === "signed";
-  const count = dims.reduce((p, d) => p * d, 1);
+  const count = elementCount(dims);
   const values = Array.from({ length: count }, () => {
     const u = Math.floor(random() * 2 ** bits);
     return signed && u >= 2 ** (bits - 1) ? u - 2 ** bits : u;

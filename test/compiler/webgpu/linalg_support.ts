@@ -14,9 +14,6 @@ import type { Literal } from "../../../src/types/literal.js";
 /** An MLIR tensor type of these dimensions and element type (a scalar's for none). */
 export const tensorType = (dims: readonly number[], t: string): string => `tensor<${dims.length === 0 ? "" : `${dims.join("x")}x`}${t}>`;
 
-/** The elements of an array of these dimensions. */
-export const count = (dims: readonly number[]): number => dims.reduce((p, d) => p * d, 1);
-
 /** A deterministic stream in [-1, 1). */
 export function randoms(seed: number): () => number {
   let s = seed >>> 0;

@@ -17,7 +17,7 @@
 import { after, test } from "node:test";
 import assert from "node:assert/strict";
 import { webgpuSkip } from "./gpu_available.js";
-import { count, randoms, runOnGpu, tensorType } from "./linalg_support.js";
+import { randoms, runOnGpu, tensorType } from "./linalg_support.js";
 import { releaseGpu } from "../../../src/compiler/webgpu/adapter.js";
 import { planGpuProgram } from "../../../src/compiler/webgpu/program.js";
 import { dumpGpuProgram } from "../../../src/compiler/webgpu/executable.js";
@@ -26,6 +26,7 @@ import { geev as referenceGeev } from "../../../src/interpreter/lapack/nonsymmet
 import { Mat } from "../../../src/interpreter/lapack/matrix.js";
 import { parseStableHlo } from "../../../src/index.js";
 import { Literal } from "../../../src/types/literal.js";
+import { elementCount } from "../../../src/types/shape.js";
 
 const skip = webgpuSkip;
 after(() => releaseGpu());
@@ -150,7 +151,7 @@ test("?gees and ?geev (lapack_sgees_ffi, lapack_sgeev_ffi, cusolver_geev_ffi, cu
 ${lines.join("\n")}
   return ${CASES.flatMap((c, p) => resultTypes(c).map((_, k) => `%${p}#${k}`)).join(", ")} : ${results.join(", ")}
 }`;
-  const values = CASES.map((c) => Array.from({ length: count(c.batch) }, (_, s) => c.values(s).map(Math.fround)).flat());
+  const values = CASES.map((c) => Array.from({ length: elementCount(c.batch) }, (_, s) => c.values(s).map(Math.fround)).flat());
   const args = CASES.map((c, p) => Literal.fromValues("f32", [...c.batch, c.n, c.n], values[p]!));
   const { got, want } = await runOnGpu<unknown>(parseStableHlo(text).entry, args);
   let at = 0;
@@ -164,7 +165,7 @@ ${lines.join("\n")}
     assert.deepEqual(info, wantInfo, `${target} ${c.what}: info`);
     const finiteInput = (s: number): boolean => values[p]!.slice(s * n * n, (s + 1) * n * n).every(Number.isFinite);
     let worst = 0;
-    for (let s = 0; s < count(batch); s++) {
+    for (let s = 0; s < elementCount(batch); s++) {
       const what = `${target} ${c.what} ${[...batch, n, n].join("x")} matrix ${s}`;
       const aValues = values[p]!.slice(s * n * n, (s + 1) * n * n);
       const A = (i: number, j: number): number => aValues[i * n + j]!;
@@ -173,7 +174,7 @@ ${lines.join("\n")}
         // gees: the interpreter's iteration on it, entry for entry as NaN, zero or a number; geev: info -4 and zeros.
         const kind = (x: number): string => (Number.isNaN(x) ? "NaN" : x === 0 ? "0" : "number");
         for (let k = 0; k < leaves; k++) {
-          const per = mine[k]!.length / count(batch);
+          const per = mine[k]!.length / elementCount(batch);
           const m = mine[k]!.slice(s * per, (s + 1) * per).map((v) => { const z = cplx(v); return `${kind(z.re)},${kind(z.im)}`; });
           const w = theirs[k]!.slice(s * per, (s + 1) * per).map((v) => { const z = cplx(v); return `${kind(z.re)},${kind(z.im)}`; });
           assert.deepEqual(m, w, `${what}: result ${k}'s NaN, zero and number entries`);

@@ -18,6 +18,7 @@ import { evaluate } from "../../../src/interpreter/evaluate.js";
 import { parseStableHlo } from "../../../src/index.js";
 import { Literal } from "../../../src/types/literal.js";
 import type { ArrayShape } from "../../../src/types/shape.js";
+import { elementCount } from "../../../src/types/shape.js";
 
 const hasDriver = process.env["VK_ICD_FILENAMES"] !== undefined || existsSync("/usr/lib/chromium/vk_swiftshader_icd.json");
 const hasPackage = await import("webgpu" as string).then(() => true, () => false);
@@ -43,7 +44,7 @@ async function checkProduct(text: string, depth: number): Promise<string> {
   const computation = parseStableHlo(text).entry;
   const args = computation.parameters.map((p, i) => {
     const s = p.shape as ArrayShape;
-    return Literal.fromValues("f32", s.dimensions, values(s.dimensions.reduce((a, b) => a * b, 1), 7 + i));
+    return Literal.fromValues("f32", s.dimensions, values(elementCount(s.dimensions), 7 + i));
   });
   const magnitudes = args.map((a) => Literal.fromValues("f32", (a.shape as ArrayShape).dimensions, a.values().map((v) => Math.abs(v as number))));
   const exe = await compile(computation, { backend: "webgpu" });

@@ -32,6 +32,7 @@ import { rng } from "../../support/prng.js";
 import { ExecutionError } from "../../../src/types/errors.js";
 import { parseHlo } from "../../../src/text/hlo/index.js";
 import { assertWithinBound, batchMode, contracting, depth, nonContracting, operands, program, type Case } from "../ragged_dot_cases.js";
+import { elementCount } from "../../../src/types/shape.js";
 
 const skip = webgpuSkip;
 
@@ -82,7 +83,7 @@ test("raggedDot on webgpu: bf16 and f16 operands widened, an f16 result rounded 
 
 /** A literal of `type`: integers drawn over the type's whole range (so products and sums wrap), floats from [-4, 4) rounded to the type. */
 function randomLiteral(type: ElementType, dims: readonly number[], next: () => number): Literal {
-  const count = dims.reduce((p, d) => p * d, 1);
+  const count = elementCount(dims);
   const { kind, bitWidth } = ELEMENT_TYPES[type];
   const low = kind === "signed" ? -(2 ** (bitWidth - 1)) : 0;
   const draw = kind === "float" ? () => next() * 8 - 4 : () => low + Math.floor(next() * 2 ** bitWidth);

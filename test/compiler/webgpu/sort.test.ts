@@ -19,6 +19,7 @@ import { DEFAULT_GPU_LIMITS } from "../../../src/compiler/webgpu/gemm_tiles_wgsl
 import { arrayShape, Literal, parameter, parseStableHlo, topK, XlaBuilder, type ElementType } from "../../../src/index.js";
 import { rng } from "../../support/prng.js";
 import { sort } from "./op_programs.js";
+import { elementCount } from "../../../src/types/shape.js";
 
 const skip = webgpuSkip;
 
@@ -52,7 +53,7 @@ function keys(t: ElementType, dims: readonly number[], seed: number): Literal {
 }
 
 /** s32 positions 0, 1, ... in row-major order: carried by a sort, they show where each element came from. */
-const positions = (dims: readonly number[]): Literal => Literal.fromValues("s32", dims, Array.from({ length: dims.reduce((p, d) => p * d, 1) }, (_, k) => k));
+const positions = (dims: readonly number[]): Literal => Literal.fromValues("s32", dims, Array.from({ length: elementCount(dims) }, (_, k) => k));
 
 const bytesOf = (l: Literal): Uint8Array => {
   const d = l.toDefaultLayout().data;

@@ -17,13 +17,14 @@
 import { after, test } from "node:test";
 import assert from "node:assert/strict";
 import { webgpuSkip } from "./gpu_available.js";
-import { c, COMPLEXES, count, mul, randoms, REALS, runOnGpu, tensorType, type C, type Scalars } from "./linalg_support.js";
+import { c, COMPLEXES, mul, randoms, REALS, runOnGpu, tensorType, type C, type Scalars } from "./linalg_support.js";
 import { releaseGpu } from "../../../src/compiler/webgpu/adapter.js";
 import { planGpuProgram } from "../../../src/compiler/webgpu/program.js";
 import { dumpGpuProgram } from "../../../src/compiler/webgpu/executable.js";
 import { MAX_SVD_ORDER, complexSvdBound, svdBound } from "../../../src/compiler/webgpu/svd_wgsl.js";
 import { parseStableHlo } from "../../../src/index.js";
 import { Literal } from "../../../src/types/literal.js";
+import { elementCount } from "../../../src/types/shape.js";
 
 const skip = webgpuSkip;
 after(() => releaseGpu());
@@ -101,7 +102,7 @@ ${lines.join("\n")}
 }`;
   const values: T[][] = CASES.map((x, p) => {
     const r = randoms(600 + p);
-    return Array.from({ length: count(x.batch) * x.m * x.n }, () => S.round(S.any(r)));
+    return Array.from({ length: elementCount(x.batch) * x.m * x.n }, () => S.round(S.any(r)));
   });
   // Rank 2; zero; times 1e30; a NaN.
   const special = values[SPECIAL]!;
@@ -130,7 +131,7 @@ ${lines.join("\n")}
     const [uAll, rightAll, uWant, rightWant] = x.uSlot === 2 ? [r2, r3, w2, w3] : [r3, r2, w3, w2];
     const ucols = uDims[1]!, vcols = x.full ? n : k;
     let worstValue = 0, worstResidual = 0, worstOrthogonality = 0, worstPair = 0;
-    for (let b = 0; b < count(x.batch); b++) {
+    for (let b = 0; b < elementCount(x.batch); b++) {
       const a = values[p]!.slice(b * m * n, (b + 1) * m * n);
       const sb = s.slice(b * k, (b + 1) * k);
       if (a.some(isNaN)) {

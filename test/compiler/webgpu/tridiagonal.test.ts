@@ -13,13 +13,14 @@
 import { after, test } from "node:test";
 import assert from "node:assert/strict";
 import { webgpuSkip } from "./gpu_available.js";
-import { c, COMPLEXES, count, randoms, REALS, runOnGpu, tensorType, type Scalars } from "./linalg_support.js";
+import { c, COMPLEXES, randoms, REALS, runOnGpu, tensorType, type Scalars } from "./linalg_support.js";
 import { releaseGpu } from "../../../src/compiler/webgpu/adapter.js";
 import { planGpuProgram } from "../../../src/compiler/webgpu/program.js";
 import { dumpGpuProgram } from "../../../src/compiler/webgpu/executable.js";
 import { complexTridiagonalSolveBound, tridiagonalSolveBound } from "../../../src/compiler/webgpu/tridiagonal_wgsl.js";
 import { parseStableHlo } from "../../../src/index.js";
 import { Literal } from "../../../src/types/literal.js";
+import { elementCount } from "../../../src/types/shape.js";
 
 const skip = webgpuSkip;
 after(() => releaseGpu());
@@ -100,7 +101,7 @@ async function checkGtsv<T>(S: Scalars<T>, type: "f32" | "c64", CASES: readonly 
   const values = CASES.map(({ batch, n, nrhs }, p) => {
     const r = randoms(700 + p);
     const vec = (k: number): T[] => Array.from({ length: k }, () => S.round(S.any(r)));
-    return [vec(count(batch) * n), vec(count(batch) * n), vec(count(batch) * n), vec(count(batch) * n * nrhs)];
+    return [vec(elementCount(batch) * n), vec(elementCount(batch) * n), vec(elementCount(batch) * n), vec(elementCount(batch) * n * nrhs)];
   });
   // The singular systems: integers (complex: with imaginary parts 0), exact arithmetic.
   const singular = SINGULAR.map((v) => v.map((x) => (type === "f32" ? x : c(x)) as T));
@@ -128,7 +129,7 @@ async function checkGtsv<T>(S: Scalars<T>, type: "f32" | "c64", CASES: readonly 
     const x = mine[lapack ? 3 : 0]!, xWant = theirs[lapack ? 3 : 0]!;
     const [dl, d, du, b] = values[p]!;
     let worstResidual = 0, worstForward = 0, worstU = 0;
-    for (let s = 0; s < count(batch); s++) {
+    for (let s = 0; s < elementCount(batch); s++) {
       const a = dense(S, dl!, d!, du!, s, n);
       const norm = Math.max(...a.map((row) => row.reduce((t, v) => t + S.abs(v), 0)));
       const kappa = norm * inverseNorm(S, a);
@@ -155,11 +156,11 @@ async function checkGtsv<T>(S: Scalars<T>, type: "f32" | "c64", CASES: readonly 
           worstU = Math.max(worstU, err / scale);
         });
       }
-      for (let s = 0; s < count(batch); s++) {
+      for (let s = 0; s < elementCount(batch); s++) {
         assert.deepEqual(mine[0]![s * n], dl![s * n], `${what}: dl(0) kept`);
         if (n > 1) assert.deepEqual(mine[2]![s * n + n - 1], du![s * n + n - 1], `${what}: du(n-1) kept`);
       }
-      assert.deepEqual(mine[4], new Array<number>(count(batch)).fill(0), `${what}: info`);
+      assert.deepEqual(mine[4], new Array<number>(elementCount(batch)).fill(0), `${what}: info`);
     }
     console.log(`${what}: worst residual ${(100 * worstResidual).toFixed(3)}% of its bound, forward ${(100 * worstForward).toFixed(3)}% of κ times it${lapack ? `, U within ${worstU.toExponential(2)} of its scale` : ""}`);
   });

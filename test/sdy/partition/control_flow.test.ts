@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { Literal, parseStableHlo, partition, passNamed, runPass, splitArguments } from "../../../src/index.js";
 import { ShardingError } from "../../../src/sharding/axis.js";
 import { shardedRunner, unsharded } from "./both_ways.js";
+import { elementCount } from "../../../src/types/shape.js";
 
 const sharded = shardedRunner(8);
 
@@ -20,7 +21,7 @@ const MESHES = [
 ] as const;
 
 function values(dims: readonly number[], f: (i: number) => number): Literal {
-  const n = dims.reduce((a, b) => a * b, 1);
+  const n = elementCount(dims);
   return Literal.fromValues("f32", dims, Array.from({ length: n }, (_, i) => f(i)));
 }
 

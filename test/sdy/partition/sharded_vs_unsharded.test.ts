@@ -11,11 +11,12 @@ import { findPass } from "../../../src/cli/pass_registry.js";
 import { ShardingError } from "../../../src/sharding/axis.js";
 import { mlpArguments, mlpTrainingStep } from "./mlp_step.js";
 import { shardedRunner, unsharded } from "./both_ways.js";
+import { elementCount } from "../../../src/types/shape.js";
 
 const sharded = shardedRunner(4);
 
 function iotaLiteral(t: "f32" | "s32", dims: number[], scale = 1): Literal {
-  const n = dims.reduce((a, b) => a * b, 1);
+  const n = elementCount(dims);
   return Literal.fromValues(t, dims, Array.from({ length: n }, (_, i) => ((i * 7) % 11 - 5) * scale));
 }
 

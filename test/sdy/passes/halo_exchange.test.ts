@@ -11,6 +11,7 @@ import { evaluate, Literal, parseStableHlo, partition, runPartitioned } from "..
 import { createClient, type Client } from "../../../src/runtime/index.js";
 import { meshTable } from "../../../src/sharding/mesh.js";
 import { line, opt } from "./opt.js";
+import { elementCount } from "../../../src/types/shape.js";
 
 let client: Client;
 before(async () => {
@@ -23,7 +24,7 @@ after(async () => {
 const HALO = "--sdy-resolve-permutation-factors=enable-halo-exchange=true";
 
 function values(dims: readonly number[]): Literal {
-  const n = dims.reduce((a, b) => a * b, 1);
+  const n = elementCount(dims);
   return Literal.fromValues("s32", dims, Array.from({ length: n }, (_, i) => ((i * 7) % 23) - 11));
 }
 

@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { printLiteral } from "../../../src/text/hlo/literal_text.js";
 import { Literal } from "../../../src/types/literal.js";
 import { formatFloat, shortestF32BySearch, shortestF32Text } from "../../../src/types/shortest_f32.js";
+import { elementCount } from "../../../src/types/shape.js";
 
 // Shortest round-trip digits as numpy's repr(np.float32(x)) prints them, written in
 // JavaScript's number format (exponent without leading zeros, positional from 1e-6 to 1e21).
@@ -59,7 +60,7 @@ test("an f32 array prints, as bytes, exactly what formatFloat gives each element
   const next = (): number => (seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0);
   const specials = [NaN, Infinity, -Infinity, 0, -0, 1, -3, 65504, 1.5e16, 1e21, 2 ** -149, 2 ** 100, 0.1];
   for (const dims of [[0], [1], [37], [2, 0], [3, 5], [2, 3, 4], [1, 1, 1, 9]]) {
-    const n = dims.reduce((a, b) => a * b, 1);
+    const n = elementCount(dims);
     const values = Array.from({ length: n }, (_, i) => {
       if (i % 7 === 3) return Math.fround(specials[next() % specials.length]!);
       u[0] = i % 2 ? next() : (next() & 0x807fffff) | ((107 + (next() % 40)) << 23);

@@ -9,6 +9,7 @@ import type { WasmKernel, WasmTarget } from "../kernel.js";
 import { isDeclined, type Declined } from "../../kernel/declined.js";
 import { planDynamicSlice, planDynamicUpdateSlice, type DynamicSlicePlan } from "../../kernel/dynamic_slice_plan.js";
 import { emitLoadClampedIndex, forEachElement } from "./common.js";
+import { elementCount } from "../../../types/shape.js";
 
 /** Loads each start index (param startParam + d) clamped to [0, hi[d]] into a new local. */
 function loadStarts(f: FunctionBuilder, startParam: number, types: readonly ElementType[], hi: readonly number[]): number[] {
@@ -86,7 +87,7 @@ export function emitDynamicUpdateSliceKernel(inst: Instruction<"dynamicUpdateSli
     // Then each of the update's rows whose result row lies in [begin, end).
     f.localGet(upd).localSet(src);
     f.i32Const(0).localSet(first);
-    f.i32Const(windowRowDims.reduce((p, x) => p * x, 1)).localSet(count);
+    f.i32Const(elementCount(windowRowDims)).localSet(count);
     forEachElement(f, rank === 0 ? [] : [...windowRowDims, 1], first, count, () => {}, (coords) => {
       f.i32Const(0);
       for (let d = 0; d < rank - 1; d++) f.localGet(starts[d]!).localGet(coords[d]!).i32Add().i32Const(operandRowStrides[d]!).i32Mul().i32Add();

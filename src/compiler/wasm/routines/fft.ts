@@ -25,6 +25,7 @@ import { forRange } from "../loops.js";
 
 import { ELEMENT, FftPlanEmitter, FftTables, planNeeds, type FftLayout } from "./fft_plans.js";
 import { maxOf } from "../../../types/arrays.js";
+import { roundUp } from "../../../types/index_util.js";
 
 /** Largest block of constant tables a kernel carries (bytes). */
 const MAX_TABLES = 2 ** 26;
@@ -111,7 +112,7 @@ export function emitFftKernel(inst: Instruction<"fft">, target: WasmTarget): Was
   let size = 0;
   const take = (bytes: number): number => {
     const at = size;
-    size += Math.ceil(bytes / 64) * 64;
+    size += roundUp(bytes, 64);
     return at;
   };
   const maxN = Math.max(1, maxOf(passes.map((p) => p.n)));

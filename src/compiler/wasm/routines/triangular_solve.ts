@@ -44,6 +44,7 @@ import type { WasmKernel, WasmTarget } from "../kernel.js";
 import type { Declined } from "../../kernel/declined.js";
 import { forRange } from "../loops.js";
 import { storageBytes } from "./common.js";
+import { roundUp } from "../../../types/index_util.js";
 
 /** Right-hand sides in one unit of work (scratch columns). */
 const BLOCK = 128;
@@ -90,18 +91,17 @@ export function emitTriangularSolveKernel(inst: Instruction<"triangularSolve">, 
   const block = Math.max(2, Math.min(BLOCK, 2 * Math.ceil(cols / 2)));
   const blocks = elementCount(b.dimensions) === 0 ? 0 : Math.ceil(cols / block);
   const wRow = block * 8;
-  const align = (bytes: number): number => Math.ceil(bytes / 16) * 16;
   // Scratch: W (the right-hand sides, then x), R (a block's remainders), T (one row),
   // AROW (one row of coefficients), then for the inversion SC (scaled block), OUT (its
   // inverse, rows bsP wide) and IND (reciprocals of its diagonal).
   const W = 0;
   const R = W + n * wRow;
   const T = R + (substitution ? 0 : bs * wRow);
-  const AROW = T + align(Math.max(block, bsP) * 8);
-  const SC = AROW + align(Math.max(n, bsP) * 8);
+  const AROW = T + roundUp(Math.max(block, bsP) * 8, 16);
+  const SC = AROW + roundUp(Math.max(n, bsP) * 8, 16);
   const OUT = SC + (substitution ? 0 : bs * bsP * 8);
   const IND = OUT + (substitution ? 0 : bs * bsP * 8);
-  const scratchBytes = Math.max(64, IND + (substitution ? 0 : align(bs * 8)));
+  const scratchBytes = Math.max(64, IND + (substitution ? 0 : roundUp(bs * 8, 16)));
 
   const module = new ModuleBuilder().importMemory(target);
 

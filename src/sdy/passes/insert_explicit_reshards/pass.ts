@@ -34,6 +34,7 @@ import { unshareRegions } from "./regions.js";
 import { bodyReduction } from "../../body_reduction.js";
 import { reshapeAxesWithOverflow } from "./reshape_overflow.js";
 import { allReduceAxesAfter, allReduceIfUnreducedToReplicated, insertUnreducedCollectives, unreducedAxesOf } from "./unreduced.js";
+import { elementCount } from "../../../types/shape.js";
 
 export const INSERT_EXPLICIT_RESHARDS = "sdy-insert-explicit-reshards";
 
@@ -200,7 +201,7 @@ function shardingBypassingBarriers(ctx: Context, v: PValue): TensorSharding | un
 }
 
 function tensorSizes(op: POp): number[] {
-  return [...op.operands, ...op.results].map((v) => (v.dims === undefined ? 0 : v.dims.reduce((a, b) => a * b, 1)));
+  return [...op.operands, ...op.results].map((v) => (v.dims === undefined ? 0 : elementCount(v.dims)));
 }
 
 /** Reshards `op`'s operands and results that the projection changed (or that sit on the mesh with other device ids). */
