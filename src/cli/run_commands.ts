@@ -274,8 +274,13 @@ function compileCommand(args: ParsedArgs, io: CliIo): number {
     ? chosen
     : backendNames().map((n) => getBackend(n)).find((b) => b.compileAndDump !== undefined) ?? chosen;
   if (backend.compileAndDump === undefined) {
-    const which = named ? `backend '${backend.host.name}' does not compile` : `no registered backend compiles (known backends: ${backendNames().join(", ")})`;
-    throw new CliError(`compile: ${which}: it has no compileAndDump hook`);
+    // Name the backends that do compile, so the fix is in the message; a backend named by
+    // --backend that cannot compile is a flag given a wrong value, exit code 2 like the others.
+    const compiling = backendNames().filter((n) => getBackend(n).compileAndDump !== undefined);
+    if (named) {
+      throw new CliError(`compile: backend '${backend.host.name}' runs programs but does not compile them; --backend takes one that compiles: ${compiling.join(", ")}`, 2);
+    }
+    throw new CliError(`compile: no registered backend compiles (known backends: ${backendNames().join(", ")})`);
   }
   const module = parseModule(io.readFile(file), file);
   const text = backend.compileAndDump(module, { dump: args.switches.has("dump"), dumpAfterEach: args.switches.has("dump-after-each") });

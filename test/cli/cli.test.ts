@@ -113,6 +113,22 @@ test("text that is neither HLO nor StableHLO is rejected", () => {
   assert.match(r.stderr, /cannot tell the format/);
 });
 
+test("the format error points at the first line that is not a comment; an empty file says so", () => {
+  // A license header and blank lines before the stray text: the position is where that
+  // text is, not 1:1 under a line that is not the one shown.
+  const dir = tempFiles({ "x.mlir": "// header\n/* two\nlines */\n\n  oops here\n", "empty.mlir": "", "notes.mlir": "// only a comment\n\n" });
+  const x = join(dir, "x.mlir");
+  const r = xlats("run", x);
+  assert.equal(r.code, 1);
+  assert.equal(r.stderr, `error: ${x}:5:3: cannot tell the format: expected HLO text (an 'HloModule' header) or StableHLO text ('module' or 'func.func')\n  oops here\n  ^\n`);
+  for (const name of ["empty.mlir", "notes.mlir"]) {
+    const e = xlats("run", join(dir, name));
+    assert.equal(e.code, 1, name);
+    const expected = `error: ${join(dir, name)}:1:1: the file holds no program (it is empty, or only comments and blank lines)\n`;
+    assert.ok(e.stderr.startsWith(expected), e.stderr);
+  }
+});
+
 test("a reader that closes the pipe early (xlats test DIR | head -1): quiet exit 0, no EPIPE trace", async () => {
   const { spawn } = await import("node:child_process");
   const { CLI } = await import("./helpers.js");
