@@ -16,7 +16,7 @@ import { ACCUMULATIONS, type Accumulation } from "../interpreter/context.js";
 import { shapeToMlir } from "../text/mlir/index.js";
 import { refineEntry } from "../passes/refine_shapes.js";
 import { UNBOUNDED_SIZE, type Shape } from "../types/shape.js";
-import { XlaError } from "../types/errors.js";
+import { DeadlineError, XlaError } from "../types/errors.js";
 import type { Literal } from "../types/literal.js";
 import { setBeforeFirstNativeBuild } from "../compiler/native/toolchain.js";
 import { oneFile, parseArgs, RUN_FLAGS, RUN_SWITCHES, single, timeoutSeconds, type ParsedArgs } from "./args.js";
@@ -94,9 +94,17 @@ async function runCommand(args: ParsedArgs, io: CliIo): Promise<number> {
   const customCalls = new Map(probeTargets(probeDirectory?.(entry.name) ?? memoryProbeDirectory(), (outcome) => {
     if (!outcome.ok) checkFailures.push(outcome.message ?? "values differ");
   }));
-  const results = sharded
-    ? await runSharded(module, entryName, literals, backend, io, options)
-    : resultsOf(await runOnOneDevice(backend, program, literals, { ...options, customCalls }));
+  let results: readonly Literal[];
+  try {
+    results = sharded
+      ? await runSharded(module, entryName, literals, backend, io, options)
+      : resultsOf(await runOnOneDevice(backend, program, literals, { ...options, customCalls }));
+  } catch (e) {
+    // Each backend words its own deadline check; the user set the deadline with --timeout,
+    // so the message says which limit stopped the run, as the supervisor's message does.
+    if (e instanceof DeadlineError) throw new CliError(`run: stopped at its --timeout of ${seconds} s (${e.message})`);
+    throw e;
+  }
   if (out !== undefined) writeRunResults(out, results, io);
   results.forEach((value, i) => io.out(formatRunResult(value, printFormat, io, i)));
   for (const message of checkFailures) io.err(`run: check.expect_serialized_eq failed: ${message}`);
