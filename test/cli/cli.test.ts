@@ -40,6 +40,15 @@ test("each command has its own help: `xlats run --help`, `xlats help convert`, a
   assert.doesNotMatch(flag.stderr, /xlats run FILE/);
 });
 
+test("help for a command that does not exist is the unknown-command error, exit 2", () => {
+  for (const args of [["runn", "--help"], ["help", "runn"], ["-h", "runn"]]) {
+    const r = xlats(...args);
+    assert.equal(r.code, 2, args.join(" "));
+    assert.equal(r.stdout, "", args.join(" "));
+    assert.match(r.stderr, /^error: unknown command 'runn'\n\n/, args.join(" "));
+  }
+});
+
 test("--timeout that is not a positive number is a usage error (exit 2), before the program is read", () => {
   for (const value of ["-1", "0", "soon", "Infinity"]) {
     const r = xlats("run", "/nonexistent/x.mlir", "--timeout", value);
