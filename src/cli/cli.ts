@@ -14,7 +14,7 @@
 import { parseArgs, RUN_FLAGS, RUN_SWITCHES, single, oneFile, timeoutSeconds, type ParsedArgs } from "./args.js";
 import { CliError, reportError, type CliIo } from "./io.js";
 import type { ShardingsOptions } from "./shardings.js";
-import { commandUsage, USAGE } from "./usage.js";
+import { COMMANDS, commandUsage, USAGE } from "./usage.js";
 
 export { CliError, type CliIo } from "./io.js";
 export { USAGE, commandUsage } from "./usage.js";
@@ -34,11 +34,16 @@ async function dispatch(argv: readonly string[], io: CliIo): Promise<number> {
     io.err(USAGE);
     return 2;
   }
+  // Help for a command that does not exist is the unknown-command error (exit 2), not the
+  // general usage with exit 0: a mistyped name would otherwise look accepted.
+  const unknown = (name: string): CliError => new CliError(`unknown command '${name}'\n\n${USAGE}`, 2);
   if (command === "--help" || command === "-h" || command === "help") {
+    if (rest.length === 1 && !rest[0]!.startsWith("-") && !COMMANDS.includes(rest[0]!)) throw unknown(rest[0]!);
     io.out(rest.length === 1 ? commandUsage(rest[0]!) : USAGE);
     return 0;
   }
   if (rest.includes("--help") || rest.includes("-h")) {
+    if (!COMMANDS.includes(command)) throw unknown(command);
     io.out(commandUsage(command));
     return 0;
   }
@@ -66,7 +71,7 @@ async function dispatch(argv: readonly string[], io: CliIo): Promise<number> {
       const options = shardingsOptions(parseArgs(rest, ["func", "values", "html"], "shardings", ["propagate", "reshards"]));
       return (await import("./shardings.js")).shardingsCommand(options, io);
     }
-    default: throw new CliError(`unknown command '${command}'\n\n${USAGE}`, 2);
+    default: throw unknown(command);
   }
 }
 

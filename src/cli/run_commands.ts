@@ -16,7 +16,7 @@ import { ACCUMULATIONS, type Accumulation } from "../interpreter/context.js";
 import { shapeToMlir } from "../text/mlir/index.js";
 import { refineEntry } from "../passes/refine_shapes.js";
 import { UNBOUNDED_SIZE, type Shape } from "../types/shape.js";
-import { XlaError } from "../types/errors.js";
+import { DeadlineError, XlaError } from "../types/errors.js";
 import type { Literal } from "../types/literal.js";
 import { setBeforeFirstNativeBuild } from "../compiler/native/toolchain.js";
 import { oneFile, parseArgs, RUN_FLAGS, RUN_SWITCHES, single, timeoutSeconds, type ParsedArgs } from "./args.js";
@@ -94,9 +94,17 @@ async function runCommand(args: ParsedArgs, io: CliIo): Promise<number> {
   const customCalls = new Map(probeTargets(probeDirectory?.(entry.name) ?? memoryProbeDirectory(), (outcome) => {
     if (!outcome.ok) checkFailures.push(outcome.message ?? "values differ");
   }));
-  const results = sharded
-    ? await runSharded(module, entryName, literals, backend, io, options)
-    : resultsOf(await runOnOneDevice(backend, program, literals, { ...options, customCalls }));
+  let results: readonly Literal[];
+  try {
+    results = sharded
+      ? await runSharded(module, entryName, literals, backend, io, options)
+      : resultsOf(await runOnOneDevice(backend, program, literals, { ...options, customCalls }));
+  } catch (e) {
+    // Each backend words its own deadline check; the user set the deadline with --timeout,
+    // so the message says which limit stopped the run, as the supervisor's message does.
+    if (e instanceof DeadlineError) throw new CliError(`run: stopped at its --timeout of ${seconds} s (${e.message})`);
+    throw e;
+  }
   if (out !== undefined) writeRunResults(out, results, io);
   results.forEach((value, i) => io.out(formatRunResult(value, printFormat, io, i)));
   for (const message of checkFailures) io.err(`run: check.expect_serialized_eq failed: ${message}`);
@@ -274,8 +282,13 @@ function compileCommand(args: ParsedArgs, io: CliIo): number {
     ? chosen
     : backendNames().map((n) => getBackend(n)).find((b) => b.compileAndDump !== undefined) ?? chosen;
   if (backend.compileAndDump === undefined) {
-    const which = named ? `backend '${backend.host.name}' does not compile` : `no registered backend compiles (known backends: ${backendNames().join(", ")})`;
-    throw new CliError(`compile: ${which}: it has no compileAndDump hook`);
+    // Name the backends that do compile, so the fix is in the message; a backend named by
+    // --backend that cannot compile is a flag given a wrong value, exit code 2 like the others.
+    const compiling = backendNames().filter((n) => getBackend(n).compileAndDump !== undefined);
+    if (named) {
+      throw new CliError(`compile: backend '${backend.host.name}' runs programs but does not compile them; --backend takes one that compiles: ${compiling.join(", ")}`, 2);
+    }
+    throw new CliError(`compile: no registered backend compiles (known backends: ${backendNames().join(", ")})`);
   }
   const module = parseModule(io.readFile(file), file);
   const text = backend.compileAndDump(module, { dump: args.switches.has("dump"), dumpAfterEach: args.switches.has("dump-after-each") });

@@ -40,6 +40,15 @@ test("each command has its own help: `xlats run --help`, `xlats help convert`, a
   assert.doesNotMatch(flag.stderr, /xlats run FILE/);
 });
 
+test("help for a command that does not exist is the unknown-command error, exit 2", () => {
+  for (const args of [["runn", "--help"], ["help", "runn"], ["-h", "runn"]]) {
+    const r = xlats(...args);
+    assert.equal(r.code, 2, args.join(" "));
+    assert.equal(r.stdout, "", args.join(" "));
+    assert.match(r.stderr, /^error: unknown command 'runn'\n\n/, args.join(" "));
+  }
+});
+
 test("--timeout that is not a positive number is a usage error (exit 2), before the program is read", () => {
   for (const value of ["-1", "0", "soon", "Infinity"]) {
     const r = xlats("run", "/nonexistent/x.mlir", "--timeout", value);
@@ -111,6 +120,22 @@ test("text that is neither HLO nor StableHLO is rejected", () => {
   const r = xlats("print", join(dir, "x.txt"));
   assert.equal(r.code, 1);
   assert.match(r.stderr, /cannot tell the format/);
+});
+
+test("the format error points at the first line that is not a comment; an empty file says so", () => {
+  // A license header and blank lines before the stray text: the position is where that
+  // text is, not 1:1 under a line that is not the one shown.
+  const dir = tempFiles({ "x.mlir": "// header\n/* two\nlines */\n\n  oops here\n", "empty.mlir": "", "notes.mlir": "// only a comment\n\n" });
+  const x = join(dir, "x.mlir");
+  const r = xlats("run", x);
+  assert.equal(r.code, 1);
+  assert.equal(r.stderr, `error: ${x}:5:3: cannot tell the format: expected HLO text (an 'HloModule' header) or StableHLO text ('module' or 'func.func')\n  oops here\n  ^\n`);
+  for (const name of ["empty.mlir", "notes.mlir"]) {
+    const e = xlats("run", join(dir, name));
+    assert.equal(e.code, 1, name);
+    const expected = `error: ${join(dir, name)}:1:1: the file holds no program (it is empty, or only comments and blank lines)\n`;
+    assert.ok(e.stderr.startsWith(expected), e.stderr);
+  }
 });
 
 test("a reader that closes the pipe early (xlats test DIR | head -1): quiet exit 0, no EPIPE trace", async () => {
