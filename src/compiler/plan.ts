@@ -13,7 +13,9 @@ import { shapeToString } from "../types/shape.js";
 import { moduleHasQuantization } from "./dump_text.js";
 import type { WasmDevice } from "./device.js";
 import { runPasses, type Pass, type PassLogEntry } from "../passes/pass.js";
-import { dotDecomposer } from "./passes/dot_decomposer.js";
+import { dotDecomposer, dotDecomposerFor, gemmTypes } from "./passes/dot_decomposer.js";
+import { nativeStridedGemmOf } from "./native/gemm_c.js";
+import { isDeclined } from "./kernel/declined.js";
 import { convCanonicalization } from "./passes/conv_canonicalization.js";
 import { decompose, decomposeFor, defaultSimplificationPipeline, layoutAssignment } from "./passes/index.js";
 import { stepFusion, stepFusionWith } from "./passes/step_fusion.js";
@@ -53,8 +55,19 @@ export function defaultPipeline(
  * weights widened for a product of a few rows) made custom fusions before fusion, so
  * their GEMV kernels read the weights as stored (passes/weight_only_dot.ts).
  */
-export function cpuPipeline(capabilities?: LoweringCapabilities): Pass[] {
-  return defaultPipeline(capabilities, {}, [weightOnlyDots]);
+export function cpuPipeline(capabilities?: LoweringCapabilities, native?: NativeCpu): Pass[] {
+  return defaultPipeline(capabilities, {}, [weightOnlyDots], native === undefined ? dotDecomposer : nativeDotDecomposer(native));
+}
+
+/**
+ * The native backend's dot decomposer: a dot the packed C GEMM reads in place through
+ * strides (native/gemm_c.ts nativeStridedGemmOf: attention's q·kᵀ and p·v over [s, h, d]
+ * with batch h) stays as it is, one kernel, where the decomposer would copy its operands
+ * into GEMM form first (a transpose kernel each). The same answer decides the routine
+ * (routines.ts), so a dot kept here is always the C kernel's.
+ */
+function nativeDotDecomposer(native: NativeCpu): Pass {
+  return dotDecomposerFor(gemmTypes, (dot) => !isDeclined(nativeStridedGemmOf(dot, native)));
 }
 
 /**
@@ -137,11 +150,11 @@ export function plan(
   const weights = weightNumbers(module, options.weights);
   // Custom pipelines and per-pass hooks are not cached: the caller wants them to run.
   const cacheable = options.passes === undefined && options.dumpAfterEach === undefined && options.verifyEachPass !== true;
-  const key = cacheable ? `${native === undefined ? "wasm" : "native"}\n${JSON.stringify(module.config)}\nweights ${weights.join(",")}\n${moduleFingerprint(module)}` : undefined;
+  const key = cacheable ? `${native === undefined ? "wasm" : `native ${JSON.stringify(native)}`}\n${JSON.stringify(module.config)}\nweights ${weights.join(",")}\n${moduleFingerprint(module)}` : undefined;
   let cache = planCache.get(device);
   const hit = key === undefined ? undefined : cache?.get(key);
   if (hit !== undefined) return hit;
-  const { module: optimized, log } = runPasses(module, options.passes ?? (moduleHasQuantization(module) ? QUANTIZED_PIPELINE : cpuPipeline(lowering)), {
+  const { module: optimized, log } = runPasses(module, options.passes ?? (moduleHasQuantization(module) ? QUANTIZED_PIPELINE : cpuPipeline(lowering, native)), {
     verify: options.verifyEachPass ?? false,
     ...(options.dumpAfterEach !== undefined ? { dump: options.dumpAfterEach } : {}),
   });

@@ -17,7 +17,7 @@ import type { NativeCpu, NativeKernel } from "./native/kernel.js";
 import type { CpuTarget } from "./backend_contract.js";
 import type { NativeKernelBuild } from "./native/build.js";
 import { emitFusionKernelC } from "./native/emit_c_reduce.js";
-import { emitGemmC } from "./native/gemm_c.js";
+import { emitGemmC, emitStridedGemmC } from "./native/gemm_c.js";
 import { emitConvC } from "./native/conv_c.js";
 import { emitWeightOnlyGemvC } from "./native/gemv_narrow_c.js";
 import { emitOutputFusionC } from "./native/epilogue_c.js";
@@ -107,7 +107,12 @@ const NATIVE_ROUTINES: Partial<Record<Opcode, NativeRoutine>> = {
   },
   dot: (inst, cpu, packable) => {
     const spec = gemmSpecOfDot(inst as Instruction<"dot">);
-    return "declined" in spec ? spec : emitGemmC(spec, cpu, undefined, undefined, packable[1]);
+    // A dot the native pipeline left out of GEMM form reads its operands in place (plan.ts, nativeDotDecomposer).
+    if ("declined" in spec) {
+      const strided = emitStridedGemmC(inst as Instruction<"dot">, cpu);
+      return "declined" in strided ? spec : strided;
+    }
+    return emitGemmC(spec, cpu, undefined, undefined, packable[1]);
   },
   convolution: (inst, cpu, packable) => emitConvC(inst as Instruction<"convolution">, cpu, undefined, undefined, packable[1]),
   raggedDot: (inst, cpu) => {

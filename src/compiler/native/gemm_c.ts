@@ -44,9 +44,10 @@
 
 import type { Declined } from "../kernel/declined.js";
 import {
-  checkGemmSpec, gemmBalance, gemmElementBytes, gemmKernelName, gemmTiling, packedBOf, planGemm, ROW_DOT_COLUMNS, streamedPanelsOf, type GemmSchedule, type GemmSpec, type GemmTiling,
-  type PackedB, type SplitBalance,
+  checkGemmSpec, gemmBalance, gemmElementBytes, gemmKernelName, gemmTiling, packedBOf, planGemm, ROW_DOT_COLUMNS, streamedPanelsOf, stridedGemmOfDot, type GemmSchedule, type GemmSpec,
+  type GemmTiling, type PackedB, type SplitBalance, type StridedGemm,
 } from "../kernel/gemm_plan.js";
+import type { Instruction } from "../../ir/computation.js";
 import { range } from "../../types/arrays.js";
 import { roundUp } from "../../types/index_util.js";
 import type { NativeCpu, NativeKernel } from "./kernel.js";
@@ -196,8 +197,15 @@ export function prefetchesNextPanel(schedule: GemmSchedule, family: GemmFamily, 
  */
 export function gemmRoutine(
   schedule: GemmSchedule, family: GemmFamily, prefix: string, finish?: string, keepProduct = false, prepackedB = false, runtimeSize = false,
+  layout?: StridedGemm,
 ): GemmRoutine {
   const { spec, nr, mTiles, chunk, nChunks, parallelExtent, aRow, aK, bK, bLine } = schedule;
+  if (layout !== undefined && (finish !== undefined || keepProduct || prepackedB || runtimeSize || layout.outCol !== 1 || layout.outRow !== spec.n)) {
+    throw new Error(`gemm ${spec.m}x${spec.n}x${spec.k}: operands read through strides take no finish, no pre-packed B, no run-time sizes, and a row-major C`);
+  }
+  // Each matrix's first element: batch bi of [batch][m][k] etc., or (layout) through the batch axes' own strides.
+  const batchOffset = (side: "lhs" | "rhs" | "out", contiguous: number): string =>
+    layout === undefined ? `bi * ${contiguous}` : stridedBatchOffset(layout, side, "bi");
   const t = spec.elementType === "f32" ? "float" : "double";
   const es = spec.elementType === "f32" ? 4 : 8;
   const { batch, m, n, k } = spec;
@@ -261,8 +269,8 @@ static ${packA8 === undefined ? "" : `${packA8.attribute} `}void ${p}_pack_a(con
     else for (int64_t pp = ${packA8 === undefined ? "0" : "pv"}; pp < kl; pp++) dst[pp * ${mr} + r] = 0;
   }`
     : `for (int64_t pp = 0; pp < kl; pp++) {
-    const ${t} *src = a + (p0 + pp) * ${aK} + i0;
-    for (int r = 0; r < ${mr}; r++) dst[pp * ${mr} + r] = r < rows ? src[r] : 0;
+    const ${t} *src = a + (p0 + pp) * ${aK} + i0${aRow === 1 ? "" : ` * ${aRow}`};
+    for (int r = 0; r < ${mr}; r++) dst[pp * ${mr} + r] = r < rows ? src[${aRow === 1 ? "r" : `(int64_t)r * ${aRow}`}] : 0;
   }`}
 }
 static void ${p}_gemm(uint8_t *a8, uint8_t *b8, uint8_t *c8, uint8_t *scratch, int64_t begin, int64_t end${runtimeSize ? ", int64_t m_rt, int64_t k_rt" : ""}${finish === undefined ? "" : ", uint8_t *mem, const uint32_t *args"}) {
@@ -281,11 +289,11 @@ static void ${p}_gemm(uint8_t *a8, uint8_t *b8, uint8_t *c8, uint8_t *scratch, i
     int64_t c0 = (slice % ${nChunks}) * ${chunk};
     int64_t c1 = c0 + ${chunk} < ${n} ? c0 + ${chunk} : ${n};
     int64_t r0 = lo * ${mr}, r1 = hi * ${mr} < ${mx} ? hi * ${mr} : ${mx};
-    const ${t} *a = (const ${t} *)a8 + bi * ${m * k};${keepA ? `
+    const ${t} *a = (const ${t} *)a8 + ${batchOffset("lhs", m * k)};${keepA ? `
     int packA = !(bi == pbi && lo >= plo && hi <= phi);
     if (packA) { pbi = bi; plo = lo; phi = hi; }` : ""}
-${prepackedB ? "" : `    const ${t} *b = (const ${t} *)b8 + bi * ${k * n};
-`}    ${t} *c = (${t} *)c8 + bi * ${m * n};
+${prepackedB ? "" : `    const ${t} *b = (const ${t} *)b8 + ${batchOffset("rhs", k * n)};
+`}    ${t} *c = (${t} *)c8 + ${batchOffset("out", m * n)};
 ${k === 0 || runtimeSize
     ? `    ${runtimeSize ? "if (k_rt == 0) " : ""}for (int64_t i = r0; i < r1; i++) for (int64_t j = c0; j < c1; j++) c[i * ${n} + j] = 0;`
     : ""}${k === 0 ? "" : `${runtimeSize ? "\n" : ""}    for (int64_t p0 = 0; p0 < ${kx}; p0 += ${kc}) {
@@ -656,5 +664,83 @@ void ${sym}(uint8_t *mem, const uint32_t *args, int64_t begin, int64_t end) {
     costPerUnit: r.costPerUnit,
     ...(r.balance.grain > 0 ? { balance: r.balance } : {}),
     ...(packed !== undefined ? { packedOperand: { operand: 1, layout: packed } } : {}),
+  };
+}
+
+/**
+ * The C expression of batch `bi`'s first element of one side of a strided GEMM: bi is
+ * the flat index over the batch axes (the first one outermost), each axis' own index
+ * times its stride on that side.
+ */
+export function stridedBatchOffset(layout: StridedGemm, side: "lhs" | "rhs" | "out", bi: string): string {
+  const key = side === "lhs" ? "lhsStride" : side === "rhs" ? "rhsStride" : "outStride";
+  const terms: string[] = [];
+  let inner = 1;
+  for (let i = layout.batchAxes.length - 1; i >= 0; i--) {
+    const axis = layout.batchAxes[i]!;
+    const index = inner === 1 ? bi : `(${bi} / ${inner})`;
+    // The outermost axis needs no modulo: bi stays below the batch count.
+    terms.unshift(`${i === 0 ? index : `${index} % ${axis.size}`} * ${axis[key]}`);
+    inner *= axis.size;
+  }
+  return terms.length === 0 ? "0" : terms.join(" + ");
+}
+
+/** A dot the packed C GEMM computes reading its operands in place: its layout and the schedule with the layout's strides. */
+export interface NativeStridedGemm {
+  readonly layout: StridedGemm;
+  readonly schedule: GemmSchedule;
+  readonly family: GemmFamily;
+}
+
+/**
+ * A dot not in GEMM form (kernel/gemm_plan.ts stridedGemmOfDot: batch dimensions
+ * anywhere, each side's free and contracting dimensions contiguous) as the packed GEMM
+ * reading A and B through their strides where they lie, its result row-major as the dot
+ * returns it, or why not. Its packing routines take any strides (A(i, p) at
+ * i*aRow + p*aK, B(p, j) at p*bK + j*bLine) and each batch starts at its own offset,
+ * so the dot decomposer's transposes (copy kernels) are not needed
+ * (passes/dot_decomposer.ts, `inPlace`). Only the packed kernel: the streaming kernels
+ * of a few rows (streamB, rowDots) address B and C as stored row-major, and are declined.
+ */
+export function nativeStridedGemmOf(dot: Instruction<"dot">, cpu: NativeCpu, family: GemmFamily = gemmFamily(cpu)): NativeStridedGemm | Declined {
+  const types = [dot, ...dot.operands].map((x) => (x.shape.kind === "array" ? x.shape.elementType : undefined));
+  const type = types[0];
+  if ((type !== "f32" && type !== "f64") || types.some((t) => t !== type)) return { declined: `dot: element types ${types.join(", ")} (the strided C GEMM takes f32 or f64 throughout)` };
+  const layout = stridedGemmOfDot(dot);
+  if ("declined" in layout) return layout;
+  if (layout.outCol !== 1 || layout.outRow !== layout.n) return { declined: "dot: the strided C GEMM stores its product row-major" };
+  const { batch, m, n, k } = layout;
+  // The spec whose schedule is planned: A k-major or B n-major as their contracting stride says (the tiling and the kernel kind follow it).
+  const spec: GemmSpec = { elementType: type, batch, m, n, k, lhsTransposed: layout.lhsDepth !== 1, rhsTransposed: layout.rhsDepth === 1 && layout.rhsOuter !== 1 };
+  const problem = checkGemmSpec(spec);
+  if (problem !== undefined) return { declined: problem };
+  const planned = planGemm(spec, family.target, gemmTiling(spec, family.target));
+  if (planned.kind !== "packed") return { declined: `dot: ${batch}x${m}x${n}x${k} takes the ${planned.kind} kernel, which reads its operands as stored row-major` };
+  const schedule: GemmSchedule = { ...planned, aRow: layout.lhsOuter, aK: layout.lhsDepth, bK: layout.rhsDepth, bLine: layout.rhsOuter };
+  return { layout, schedule, family };
+}
+
+/** The packed C GEMM of a dot reading its operands in place (nativeStridedGemmOf), or why not. */
+export function emitStridedGemmC(dot: Instruction<"dot">, cpu: NativeCpu): NativeKernel | Declined {
+  const strided = nativeStridedGemmOf(dot, cpu);
+  if ("declined" in strided) return strided;
+  const { layout: g, schedule, family } = strided;
+  const r = gemmRoutine(schedule, family, SYM, undefined, false, false, false, g);
+  const name = `gemm ${g.batch > 1 ? `${g.batch}x` : ""}${g.m}x${g.n}x${g.k} strided (A ${g.lhsOuter},${g.lhsDepth} B ${g.rhsDepth},${g.rhsOuter}) ${schedule.spec.elementType} ${family.name}`;
+  const source = `${r.source}
+void ${SYM}(uint8_t *mem, const uint32_t *args, int64_t begin, int64_t end) {
+  ${SYM}_gemm(mem + args[0], mem + args[1], mem + args[2], ${r.scratchBytes > 0 ? "mem + args[3]" : "0"}, begin, end);
+}
+`;
+  return {
+    name,
+    c: symbolize("gemm", source),
+    operandCount: 2,
+    resultCount: 1,
+    scratchBytes: r.scratchBytes,
+    parallelExtent: r.parallelExtent,
+    costPerUnit: r.costPerUnit,
+    ...(r.balance.grain > 0 ? { balance: r.balance } : {}),
   };
 }

@@ -107,5 +107,8 @@ export function dotDecomposerFor(takes: GemmTypes, inPlace?: ReadsInPlace): Pass
   };
 }
 
+/** Whether a dot's element types (operands and result) are all GEMM_TYPES. */
+export const gemmTypes: GemmTypes = (types) => types.every((t) => GEMM_TYPES.has(t));
+
 /** The decomposer of dots of the GEMM_TYPES, operands and result. */
-export const dotDecomposer: Pass = dotDecomposerFor((types) => types.every((t) => GEMM_TYPES.has(t)));
+export const dotDecomposer: Pass = dotDecomposerFor(gemmTypes);
