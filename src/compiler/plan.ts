@@ -15,6 +15,8 @@ import type { WasmDevice } from "./device.js";
 import { runPasses, type Pass, type PassLogEntry } from "../passes/pass.js";
 import { dotDecomposer, dotDecomposerFor, gemmTypes } from "./passes/dot_decomposer.js";
 import { nativeStridedGemmOf } from "./native/gemm_c.js";
+import { wasmStridedGemmOf } from "./wasm/gemm.js";
+import type { WasmTarget } from "./wasm/kernel.js";
 import { isDeclined } from "./kernel/declined.js";
 import { convCanonicalization } from "./passes/conv_canonicalization.js";
 import { decompose, decomposeFor, defaultSimplificationPipeline, layoutAssignment } from "./passes/index.js";
@@ -53,21 +55,26 @@ export function defaultPipeline(
 /**
  * The CPU backends' pipeline: the default one with weight-only dots (int8 or bf16
  * weights widened for a product of a few rows) made custom fusions before fusion, so
- * their GEMV kernels read the weights as stored (passes/weight_only_dot.ts).
+ * their GEMV kernels read the weights as stored (passes/weight_only_dot.ts); with the
+ * dot decomposer of the backend planned for (cpuDotDecomposer).
  */
-export function cpuPipeline(capabilities?: LoweringCapabilities, native?: NativeCpu): Pass[] {
-  return defaultPipeline(capabilities, {}, [weightOnlyDots], native === undefined ? dotDecomposer : nativeDotDecomposer(native));
+export function cpuPipeline(capabilities?: LoweringCapabilities, native?: NativeCpu, wasm?: WasmTarget): Pass[] {
+  return defaultPipeline(capabilities, {}, [weightOnlyDots], cpuDotDecomposer(native, wasm));
 }
 
 /**
- * The native backend's dot decomposer: a dot the packed C GEMM reads in place through
- * strides (native/gemm_c.ts nativeStridedGemmOf: attention's q·kᵀ and p·v over [s, h, d]
- * with batch h) stays as it is, one kernel, where the decomposer would copy its operands
- * into GEMM form first (a transpose kernel each). The same answer decides the routine
- * (routines.ts), so a dot kept here is always the C kernel's.
+ * The CPU backends' dot decomposer: a dot whose GEMM reads it in place through strides
+ * (attention's q·kᵀ and p·v over [s, h, d] with batch h) stays as it is, one kernel,
+ * where the decomposer would copy its operands into GEMM form first (a transpose kernel
+ * each). Native: the packed C GEMM takes it (native/gemm_c.ts nativeStridedGemmOf);
+ * WebAssembly (`wasm`, with SIMD): the packed wasm GEMM (wasm/gemm.ts wasmStridedGemmOf).
+ * The same answers decide the routines (routines.ts), so a dot kept here is always its
+ * GEMM kernel's. Neither given: the plain decomposer.
  */
-function nativeDotDecomposer(native: NativeCpu): Pass {
-  return dotDecomposerFor(gemmTypes, (dot) => !isDeclined(nativeStridedGemmOf(dot, native)));
+function cpuDotDecomposer(native?: NativeCpu, wasm?: WasmTarget): Pass {
+  if (native !== undefined) return dotDecomposerFor(gemmTypes, (dot) => !isDeclined(nativeStridedGemmOf(dot, native)));
+  if (wasm?.simd === true) return dotDecomposerFor(gemmTypes, (dot) => !isDeclined(wasmStridedGemmOf(dot)));
+  return dotDecomposer;
 }
 
 /**
@@ -154,7 +161,7 @@ export function plan(
   let cache = planCache.get(device);
   const hit = key === undefined ? undefined : cache?.get(key);
   if (hit !== undefined) return hit;
-  const { module: optimized, log } = runPasses(module, options.passes ?? (moduleHasQuantization(module) ? QUANTIZED_PIPELINE : cpuPipeline(lowering, native)), {
+  const { module: optimized, log } = runPasses(module, options.passes ?? (moduleHasQuantization(module) ? QUANTIZED_PIPELINE : cpuPipeline(lowering, native, device.target)), {
     verify: options.verifyEachPass ?? false,
     ...(options.dumpAfterEach !== undefined ? { dump: options.dumpAfterEach } : {}),
   });

@@ -26,7 +26,7 @@ import { emitRaggedDotC } from "./native/ragged_dot_c.js";
 import { raggedGemmSpecOf } from "./kernel/ragged_dot_plan.js";
 import { emitFusionKernel } from "./wasm/emit_loop.js";
 import { rowMaxima } from "./kernel/value_facts.js";
-import { emitGemmKernel } from "./wasm/gemm.js";
+import { emitGemmKernel, emitStridedGemmKernel } from "./wasm/gemm.js";
 import { gemmElementBytes, gemmSpecOfDot, packedBLength } from "./kernel/gemm_plan.js";
 import { emitConvKernel } from "./wasm/conv.js";
 import { emitRaggedDotKernel } from "./wasm/ragged_dot.js";
@@ -71,7 +71,12 @@ const ROUTINES: Partial<Record<Opcode, Routine>> = {
   },
   dot: (inst, target, packable) => {
     const spec = gemmSpecOfDot(inst as Instruction<"dot">);
-    return "declined" in spec ? spec : emitGemmKernel(spec, target, undefined, undefined, packable[1]);
+    // A dot the wasm pipeline left out of GEMM form reads its operands in place (plan.ts, cpuPipeline).
+    if ("declined" in spec) {
+      const strided = emitStridedGemmKernel(inst as Instruction<"dot">, target);
+      return "declined" in strided ? spec : strided;
+    }
+    return emitGemmKernel(spec, target, undefined, undefined, packable[1]);
   },
   convolution: (inst, target) => emitConvKernel(inst as Instruction<"convolution">, target),
   raggedDot: (inst, target) => {

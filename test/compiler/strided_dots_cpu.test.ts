@@ -1,23 +1,25 @@
-// Dots the native C GEMM reads in place (native/gemm_c.ts nativeStridedGemmOf): batch
-// dimensions not leading, contracting dimensions first or in the middle, attention's
-// heads [s, h, d] as JAX exports them. The native pipeline keeps such a dot as it is
-// (plan.ts nativeDotDecomposer): one C kernel, no transpose kernels before it, where
-// the wasm backend still copies its operands into GEMM form. Each result against the
-// interpreter within the dot bound (2 gamma(k) sum |a||b|: the C kernel fuses its
-// multiply-adds and adds blocks of k in order, the interpreter rounds each step), f64
-// within its own gamma; and the kernel counts of both CPU backends, so that a planner
-// change that brings the transposes back fails here.
+// Dots the CPU backends' packed GEMMs read in place (native/gemm_c.ts
+// nativeStridedGemmOf, wasm/gemm.ts wasmStridedGemmOf): batch dimensions not leading,
+// contracting dimensions first or in the middle, attention's heads [s, h, d] as JAX
+// exports them. The CPU pipeline keeps such a dot as it is (plan.ts cpuDotDecomposer):
+// one GEMM kernel, no transpose kernels before it. Each result, native (one and two
+// threads) and wasm, against the interpreter within the dot bound (2 gamma(k) sum |a||b|:
+// the kernels fuse their multiply-adds and add blocks of k in order, the interpreter
+// rounds each step), f64 within its own gamma; and the kernel counts against the plain
+// dot decomposer's pipeline, so that a planner change that brings the transposes back
+// fails here.
 
 import { test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
-import { compileSync } from "../../../src/compiler/index.js";
-import { stridedBatchOffset } from "../../../src/compiler/native/gemm_c.js";
-import { evaluate } from "../../../src/interpreter/evaluate.js";
-import { parseStableHlo } from "../../../src/index.js";
-import type { Computation } from "../../../src/ir/computation.js";
-import { Literal } from "../../../src/types/literal.js";
-import type { ArrayShape } from "../../../src/types/shape.js";
-import { needsCompiler } from "./native_support.js";
+import { compileSync } from "../../src/compiler/index.js";
+import { defaultPipeline } from "../../src/compiler/plan.js";
+import { stridedBatchOffset } from "../../src/compiler/native/gemm_c.js";
+import { evaluate } from "../../src/interpreter/evaluate.js";
+import { parseStableHlo } from "../../src/index.js";
+import type { Computation } from "../../src/ir/computation.js";
+import { Literal } from "../../src/types/literal.js";
+import type { ArrayShape } from "../../src/types/shape.js";
+import { needsCompiler } from "./native/native_support.js";
 
 /** Deterministic values in [-1, 1) with a few exact zeros. */
 function values(count: number, seed: number): number[] {
@@ -37,9 +39,9 @@ function argumentsOf(c: Computation): { args: Literal[]; magnitudes: Literal[] }
   return { args, magnitudes };
 }
 
-/** Kernels and the dump of `c` compiled for `backend`, one thread. */
-function kernelsOf(c: Computation, backend: "native" | "wasm"): { kernels: number; dump: string } {
-  const exe = compileSync(c, { backend, threads: 1 });
+/** Kernels and the dump of `c` compiled for `backend`, one thread (with the plain dot decomposer's pipeline: `plain`). */
+function kernelsOf(c: Computation, backend: "native" | "wasm", plain = false): { kernels: number; dump: string } {
+  const exe = compileSync(c, { backend, threads: 1, ...(plain ? { passes: defaultPipeline() } : {}) });
   try {
     const dump = exe.dump();
     const m = / (\d+) kernel\(s\)/.exec(dump);
@@ -51,10 +53,10 @@ function kernelsOf(c: Computation, backend: "native" | "wasm"): { kernels: numbe
 }
 
 /**
- * Runs StableHLO `text` (one dot_general) natively on one and two threads; checks it is
- * one strided C GEMM and no step interpreted, and that each result agrees with the
- * interpreter within the dot bound for `depth` (the contraction's length). Returns the
- * native dump.
+ * Runs StableHLO `text` (one dot_general) natively on one and two threads and on wasm;
+ * checks each is one strided GEMM and no step interpreted, and that each result agrees
+ * with the interpreter within the dot bound for `depth` (the contraction's length).
+ * Returns the native dump.
  */
 function checkInPlace(t: TestContext, text: string, depth: number): string | undefined {
   if (!needsCompiler(t)) return undefined;
@@ -66,19 +68,20 @@ function checkInPlace(t: TestContext, text: string, depth: number): string | und
   const u = type === "f64" ? 2 ** -53 : 2 ** -24;
   const gamma = (depth * u) / (1 - depth * u);
   let dump = "";
-  for (const threads of [1, 2]) {
-    const exe = compileSync(c, { backend: "native", threads });
+  for (const [backend, threads] of [["native", 1], ["native", 2], ["wasm", 1]] as const) {
+    const exe = compileSync(c, { backend, threads });
     try {
-      dump = exe.dump();
-      assert.deepEqual(exe.program.steps.filter((s) => s.kind === "interpret").map((s) => s.kind), [], dump);
-      assert.match(dump, / 1 kernel\(s\)/, dump);
-      assert.match(dump, /strided \(A /, dump);
+      if (backend === "native") dump = exe.dump();
+      const text = exe.dump();
+      assert.deepEqual(exe.program.steps.filter((s) => s.kind === "interpret").map((s) => s.kind), [], text);
+      assert.match(text, / 1 kernel\(s\)/, text);
+      assert.match(text, /strided \(A /, text);
       const got = exe.run(args).values().map(Number);
       const w = want.values().map(Number);
       assert.equal(got.length, w.length);
       for (let i = 0; i < w.length; i++) {
         const bound = 2 * gamma * scale[i]! + u;
-        assert.ok(Math.abs(got[i]! - w[i]!) <= bound, `threads ${threads}, element ${i}: ${got[i]}, want ${w[i]} (bound ${bound})\n${dump}`);
+        assert.ok(Math.abs(got[i]! - w[i]!) <= bound, `${backend}, threads ${threads}, element ${i}: ${got[i]}, want ${w[i]} (bound ${bound})\n${text}`);
       }
     } finally {
       exe.delete();
@@ -119,16 +122,18 @@ test("two batch axes apart on the lhs (not merged), k longer than a block of kc"
 }`, 600);
 });
 
-test("the native pipeline leaves out the transposes the wasm one still runs", (t) => {
+test("the CPU pipelines leave out the transposes the plain dot decomposer adds", (t) => {
   if (!needsCompiler(t)) return;
   const c = parseStableHlo(`func.func @main(%q: tensor<64x4x32xf32>, %k: tensor<64x4x32xf32>) -> tensor<4x64x64xf32> {
   %0 = stablehlo.dot_general %q, %k, batching_dims = [1] x [1], contracting_dims = [2] x [2] : (tensor<64x4x32xf32>, tensor<64x4x32xf32>) -> tensor<4x64x64xf32>
   return %0 : tensor<4x64x64xf32>
 }`).entry;
-  assert.equal(kernelsOf(c, "native").kernels, 1);
-  // wasm: q and k each copied to [h, s, d] by a transpose kernel, then the GEMM.
-  const wasm = kernelsOf(c, "wasm");
-  assert.ok(wasm.kernels >= 2, wasm.dump);
+  for (const backend of ["native", "wasm"] as const) {
+    assert.equal(kernelsOf(c, backend).kernels, 1);
+    // The plain decomposer: q and k each copied to [h, s, d] by a transpose kernel, then the GEMM.
+    const plain = kernelsOf(c, backend, true);
+    assert.ok(plain.kernels >= 2, plain.dump);
+  }
 });
 
 test("a few rows (the streaming kernels' case) keep the transposes: declined, and still right", (t) => {
@@ -138,13 +143,15 @@ test("a few rows (the streaming kernels' case) keep the transposes: declined, an
   return %0 : tensor<4x2x2xf32>
 }`).entry;
   const { args } = argumentsOf(c);
-  const exe = compileSync(c, { backend: "native", threads: 1 });
-  try {
-    assert.doesNotMatch(exe.dump(), /strided \(A /);
-    const got = exe.run(args).values().map(Number), want = evaluate(c, args).values().map(Number);
-    got.forEach((g, i) => assert.ok(Math.abs(g - want[i]!) <= 1e-5, `element ${i}: ${g}, want ${want[i]}`));
-  } finally {
-    exe.delete();
+  for (const backend of ["native", "wasm"] as const) {
+    const exe = compileSync(c, { backend, threads: 1 });
+    try {
+      assert.doesNotMatch(exe.dump(), /strided \(A /);
+      const got = exe.run(args).values().map(Number), want = evaluate(c, args).values().map(Number);
+      got.forEach((g, i) => assert.ok(Math.abs(g - want[i]!) <= 1e-5, `${backend}, element ${i}: ${g}, want ${want[i]}`));
+    } finally {
+      exe.delete();
+    }
   }
 });
 
