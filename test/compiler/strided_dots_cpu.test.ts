@@ -18,7 +18,7 @@ import { evaluate } from "../../src/interpreter/evaluate.js";
 import { parseStableHlo } from "../../src/index.js";
 import type { Computation } from "../../src/ir/computation.js";
 import { Literal } from "../../src/types/literal.js";
-import type { ArrayShape } from "../../src/types/shape.js";
+import { elementCount, type ArrayShape } from "../../src/types/shape.js";
 import { needsCompiler } from "./native/native_support.js";
 
 /** Deterministic values in [-1, 1) with a few exact zeros. */
@@ -33,7 +33,7 @@ function values(count: number, seed: number): number[] {
 function argumentsOf(c: Computation): { args: Literal[]; magnitudes: Literal[] } {
   const args = c.parameters.map((p, i) => {
     const s = p.shape as ArrayShape;
-    return Literal.fromValues(s.elementType, s.dimensions, values(s.dimensions.reduce((a, b) => a * b, 1), 5 + 13 * i));
+    return Literal.fromValues(s.elementType, s.dimensions, values(elementCount(s), 5 + 13 * i));
   });
   const magnitudes = args.map((a) => Literal.fromValues((a.shape as ArrayShape).elementType, (a.shape as ArrayShape).dimensions, a.values().map((v) => Math.abs(Number(v)))));
   return { args, magnitudes };
