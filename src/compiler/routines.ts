@@ -71,7 +71,7 @@ const ROUTINES: Partial<Record<Opcode, Routine>> = {
   },
   dot: (inst, target, packable) => {
     const spec = gemmSpecOfDot(inst as Instruction<"dot">);
-    // A dot the wasm pipeline left out of GEMM form reads its operands in place (plan.ts, cpuPipeline).
+    // A dot the wasm pipeline left out of GEMM form reads its operands in place (plan.ts, cpuDotDecomposer).
     if ("declined" in spec) {
       const strided = emitStridedGemmKernel(inst as Instruction<"dot">, target);
       return "declined" in strided ? spec : strided;
@@ -112,7 +112,7 @@ const NATIVE_ROUTINES: Partial<Record<Opcode, NativeRoutine>> = {
   },
   dot: (inst, cpu, packable) => {
     const spec = gemmSpecOfDot(inst as Instruction<"dot">);
-    // A dot the native pipeline left out of GEMM form reads its operands in place (plan.ts, nativeDotDecomposer).
+    // A dot the native pipeline left out of GEMM form reads its operands in place (plan.ts, cpuDotDecomposer).
     if ("declined" in spec) {
       const strided = emitStridedGemmC(inst as Instruction<"dot">, cpu);
       return "declined" in strided ? spec : strided;

@@ -90,7 +90,7 @@ function checkInPlace(t: TestContext, text: string, depth: number): string | und
   return dump;
 }
 
-test("attention's scores q·kᵀ over [s, h, d], batch h, read in place (avx2's B [n][k] packing by 8 columns)", (t) => {
+test("attention's scores q·kᵀ over [s, h, d], batch h, read in place (B stored [n][k], rows h·d apart)", (t) => {
   const dump = checkInPlace(t, `func.func @main(%q: tensor<64x4x32xf32>, %k: tensor<64x4x32xf32>) -> tensor<4x64x64xf32> {
   %0 = stablehlo.dot_general %q, %k, batching_dims = [1] x [1], contracting_dims = [2] x [2] : (tensor<64x4x32xf32>, tensor<64x4x32xf32>) -> tensor<4x64x64xf32>
   return %0 : tensor<4x64x64xf32>

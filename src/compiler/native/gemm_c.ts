@@ -1,5 +1,7 @@
 // GEMM kernels as C: C[b][m][n] = sum_k A[b][m][k] * B[b][k][n], row-major, f32 or f64,
-// with A optionally stored [b][k][m] and B [b][n][k] (GemmSpec, kernel/gemm_plan.ts).
+// with A optionally stored [b][k][m] and B [b][n][k] (GemmSpec, kernel/gemm_plan.ts), or
+// (the packed kernel) A and B read where a dot not in GEMM form leaves them, through
+// their strides and each batch's own offsets (nativeStridedGemmOf, at the end).
 //
 // The GotoBLAS/BLIS structure, register-blocked for the machine the module is built on
 // (gemm_c_family.ts picks the family from NativeCpu): for each block of nc columns and

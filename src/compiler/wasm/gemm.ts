@@ -1,5 +1,7 @@
 // GEMM kernels: C[b][m][n] = sum_k A[b][m][k] * B[b][k][n], row-major, f32 or f64, with
-// A optionally stored [b][k][m] (lhsTransposed) and B [b][n][k] (rhsTransposed).
+// A optionally stored [b][k][m] (lhsTransposed) and B [b][n][k] (rhsTransposed), or (the
+// packed kernel) A and B read where a dot not in GEMM form leaves them, through their
+// strides and each batch's own offsets (wasmStridedGemmOf, at the end).
 //
 // The GotoBLAS/BLIS structure with XNNPACK-style wasm SIMD tiles: for each block of nc
 // columns and kc steps of k, pack B into nr-wide panels (scratch, so they stay in L2);
