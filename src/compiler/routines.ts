@@ -160,6 +160,16 @@ function nativeRoutine(inst: Instruction, cpu: NativeCpu, packable: readonly boo
   return { ...k, bufferBytes };
 }
 
+/**
+ * The native C GEMM of a dot whose one user only transposes it (kernel/transposed_dots.ts
+ * dotsTransposedAfter), writing the transposed array, so the transpose's kernel is left
+ * out (program.ts); declined on wasm, whose GEMM stores C row-major.
+ */
+export function compileTransposedDot(dot: Instruction<"dot">, permutation: readonly number[], { native }: CpuTarget): ProgramKernel | Declined {
+  if (native === undefined) return { declined: "a transpose after a dot is folded into the native C GEMM only" };
+  return nativeRoutine(dot, native, [], (i, cpu) => emitStridedGemmC(i as Instruction<"dot">, cpu, permutation));
+}
+
 /** Reasons starting with this mark a code generator that threw: a bug to fix, not a limitation (tests look for it). */
 export const GENERATOR_FAILED = "code generator failed";
 

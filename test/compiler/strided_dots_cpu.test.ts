@@ -122,6 +122,57 @@ test("two batch axes apart on the lhs (not merged), k longer than a block of kc"
 }`, 600);
 });
 
+/**
+ * Runs StableHLO `text` (a dot whose one use transposes it, maybe reshaped after) natively
+ * on one and two threads and on wasm, against the interpreter within the dot bound; checks
+ * the native plan is one kernel storing the product transposed (the transpose's kernel left
+ * out: program.ts, kernel/transposed_dots.ts) and wasm's keeps the transpose's.
+ */
+function checkTransposedAfter(t: TestContext, text: string, depth: number): void {
+  if (!needsCompiler(t)) return;
+  const c = parseStableHlo(text).entry;
+  const { args, magnitudes } = argumentsOf(c);
+  const want = evaluate(c, args).values().map(Number);
+  const scale = evaluate(c, magnitudes).values().map(Number);
+  const gamma = (depth * 2 ** -24) / (1 - depth * 2 ** -24);
+  for (const [backend, threads] of [["native", 1], ["native", 2], ["wasm", 1]] as const) {
+    const exe = compileSync(c, { backend, threads });
+    try {
+      const dump = exe.dump();
+      assert.deepEqual(exe.program.steps.filter((s) => s.kind === "interpret").map((s) => s.kind), [], dump);
+      if (backend === "native") {
+        assert.match(dump, / 1 kernel\(s\)/, dump);
+        assert.match(dump, /stored transposed 1,0,2/, dump);
+      } else assert.match(dump, / 2 kernel\(s\)/, dump);
+      const got = exe.run(args).values().map(Number);
+      assert.equal(got.length, want.length);
+      for (let i = 0; i < want.length; i++) {
+        const bound = 2 * gamma * scale[i]! + 2 ** -24;
+        assert.ok(Math.abs(got[i]! - want[i]!) <= bound, `${backend}, threads ${threads}, element ${i}: ${got[i]}, want ${want[i]} (bound ${bound})\n${dump}`);
+      }
+    } finally {
+      exe.delete();
+    }
+  }
+}
+
+test("the heads' outputs p·v [h, s, d] transposed back to [s, h·d]: the native GEMM stores them so (GEMM-form dot, as GPT-2's)", (t) => {
+  checkTransposedAfter(t, `func.func @main(%p: tensor<4x40x40xf32>, %v: tensor<4x40x24xf32>) -> tensor<40x96xf32> {
+  %0 = stablehlo.dot_general %p, %v, batching_dims = [0] x [0], contracting_dims = [2] x [1] : (tensor<4x40x40xf32>, tensor<4x40x24xf32>) -> tensor<4x40x24xf32>
+  %1 = stablehlo.transpose %0, dims = [1, 0, 2] : (tensor<4x40x24xf32>) -> tensor<40x4x24xf32>
+  %2 = stablehlo.reshape %1 : (tensor<40x4x24xf32>) -> tensor<40x96xf32>
+  return %2 : tensor<40x96xf32>
+}`, 40);
+});
+
+test("a strided dot (v read [s, h, d] in place) whose product is transposed after it, no reshape", (t) => {
+  checkTransposedAfter(t, `func.func @main(%p: tensor<3x37x37xf32>, %v: tensor<37x3x20xf32>) -> tensor<37x3x20xf32> {
+  %0 = stablehlo.dot_general %p, %v, batching_dims = [0] x [1], contracting_dims = [2] x [0] : (tensor<3x37x37xf32>, tensor<37x3x20xf32>) -> tensor<3x37x20xf32>
+  %1 = stablehlo.transpose %0, dims = [1, 0, 2] : (tensor<3x37x20xf32>) -> tensor<37x3x20xf32>
+  return %1 : tensor<37x3x20xf32>
+}`, 37);
+});
+
 test("the CPU pipelines leave out the transposes the plain dot decomposer adds", (t) => {
   if (!needsCompiler(t)) return;
   const c = parseStableHlo(`func.func @main(%q: tensor<64x4x32xf32>, %k: tensor<64x4x32xf32>) -> tensor<4x64x64xf32> {

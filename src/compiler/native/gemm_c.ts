@@ -202,9 +202,11 @@ export function gemmRoutine(
   layout?: StridedGemm,
 ): GemmRoutine {
   const { spec, nr, mTiles, chunk, nChunks, parallelExtent, aRow, aK, bK, bLine } = schedule;
-  if (layout !== undefined && (finish !== undefined || keepProduct || prepackedB || runtimeSize || layout.outCol !== 1 || layout.outRow !== spec.n)) {
-    throw new Error(`gemm ${spec.m}x${spec.n}x${spec.k}: operands read through strides take no finish, no pre-packed B, no run-time sizes, and a row-major C`);
+  if (layout !== undefined && (finish !== undefined || keepProduct || prepackedB || runtimeSize || layout.outCol !== 1 || layout.outRow < spec.n)) {
+    throw new Error(`gemm ${spec.m}x${spec.n}x${spec.k}: operands read through strides take no finish, no pre-packed B, no run-time sizes, and C's columns consecutive`);
   }
+  // C's rows: n apart, or (layout) the stored result's row stride (a transpose after the dot written by this store: kernel/transposed_dots.ts).
+  const cRow = layout?.outRow ?? spec.n;
   // Each matrix's first element: batch bi of [batch][m][k] etc., or (layout) through the batch axes' own strides.
   const batchOffset = (side: "lhs" | "rhs" | "out", contiguous: number): string =>
     layout === undefined ? `bi * ${contiguous}` : stridedBatchOffset(layout, side, "bi");
@@ -297,7 +299,7 @@ static void ${p}_gemm(uint8_t *a8, uint8_t *b8, uint8_t *c8, uint8_t *scratch, i
 ${prepackedB ? "" : `    const ${t} *b = (const ${t} *)b8 + ${batchOffset("rhs", k * n)};
 `}    ${t} *c = (${t} *)c8 + ${batchOffset("out", m * n)};
 ${k === 0 || runtimeSize
-    ? `    ${runtimeSize ? "if (k_rt == 0) " : ""}for (int64_t i = r0; i < r1; i++) for (int64_t j = c0; j < c1; j++) c[i * ${n} + j] = 0;`
+    ? `    ${runtimeSize ? "if (k_rt == 0) " : ""}for (int64_t i = r0; i < r1; i++) for (int64_t j = c0; j < c1; j++) c[i * ${cRow} + j] = 0;`
     : ""}${k === 0 ? "" : `${runtimeSize ? "\n" : ""}    for (int64_t p0 = 0; p0 < ${kx}; p0 += ${kc}) {
       int64_t kl = ${kx} - p0 < ${kc} ? ${kx} - p0 : ${kc};
       int acc = p0 > 0;
@@ -326,22 +328,22 @@ ${tilePacks ? `          /* The first block of rows packs the panel: its first t
 ` : ""}          for (int64_t i = ib; i < ie; i += ${mr}${nextPanel === "stepwise" ? ", pf += share * pfs" : nextPanel === "spread" ? `, pf += share * ${64 / es}` : ""}) {
             int64_t rows = ie - i < ${mr} ? ie - i : ${mr};
             const ${t} *ai = apb + (i - a0) * kl;
-            ${t} *ci = ${keepProduct ? `prod + (i - ib) * ${n}` : `c + i * ${n}`};
+            ${t} *ci = ${keepProduct ? `prod + (i - ib) * ${n}` : `c + i * ${cRow}`};
             if (${tilePacks ? `packing && i == ib) {
-              ${p}_micro_pb(kl, ${inPlace ? `a + i * ${aRow} + p0` : "ai"}, bpanel, ci + j, ${n}, acc, b + p0 * ${bK} + j, ${bK});
+              ${p}_micro_pb(kl, ${inPlace ? `a + i * ${aRow} + p0` : "ai"}, bpanel, ci + j, ${cRow}, acc, b + p0 * ${bK} + j, ${bK});
             } else if (` : ""}rows == ${mr} && cols == ${nr}) {
-              ${inPlace ? `${p}_d_micro(kl, a + i * ${aRow} + p0, bpanel, ci + j, ${n}, acc${inPlacePrefetch ? pf : ""});` : `${p}_micro(kl, ai, bpanel, ci + j, ${n}, acc${pf});`}
+              ${inPlace ? `${p}_d_micro(kl, a + i * ${aRow} + p0, bpanel, ci + j, ${cRow}, acc${inPlacePrefetch ? pf : ""});` : `${p}_micro(kl, ai, bpanel, ci + j, ${cRow}, acc${pf});`}
             }${rowTail === undefined ? "" : ` else if (rows == ${tailRows} && cols == ${nr}) {
               ${wideTail === undefined ? "" : `/* Panels in pairs from c0: an even panel with a whole next one computes both, the next one nothing. */
               if (((j - c0) / ${nr}) % 2 == 1) continue;
-              if (j + ${2 * nr} <= c1) ${p}_micro${tailRows}w(kl, ai, bpanel, ci + j, ${n}, acc${pf}); else `}${p}_micro${tailRows}(kl, ai, bpanel, ci + j, ${n}, acc${pf});
+              if (j + ${2 * nr} <= c1) ${p}_micro${tailRows}w(kl, ai, bpanel, ci + j, ${cRow}, acc${pf}); else `}${p}_micro${tailRows}(kl, ai, bpanel, ci + j, ${cRow}, acc${pf});
             }`}${part?.direct === true ? ` else if (rows == ${mr} && cols == ${partCols}) {
-              ${partInPlace !== undefined ? `${p}_d_micro_c${partCols}(kl, a + i * ${aRow} + p0, bpanel, ci + j, ${n}, acc);` : `${p}_micro_c${partCols}(kl, ai, bpanel, ci + j, ${n}, acc);`}
+              ${partInPlace !== undefined ? `${p}_d_micro_c${partCols}(kl, a + i * ${aRow} + p0, bpanel, ci + j, ${cRow}, acc);` : `${p}_micro_c${partCols}(kl, ai, bpanel, ci + j, ${cRow}, acc);`}
             }` : ""} else {
               ${part === undefined ? "" : `if (cols == ${partCols}) { ${partInPlace === undefined || part.direct ? "" : `if (rows == ${mr}) ${p}_d_micro_c${partCols}(kl, a + i * ${aRow} + p0, bpanel, tile, ${nr}, 0); else `}${p}_micro_c${partCols}(kl, ai, bpanel, tile, ${nr}, 0); }
               else `}${inPlace ? `if (rows == ${mr}) ${p}_d_micro(kl, a + i * ${aRow} + p0, bpanel, tile, ${nr}, 0${inPlacePrefetch ? pf : ""}); else ` : ""}${p}_micro(kl, ai, bpanel, tile, ${nr}, 0${pf});
               for (int64_t r = 0; r < rows; r++) {
-                ${t} *crow = ci + r * ${n} + j;
+                ${t} *crow = ci + r * ${cRow} + j;
                 if (acc) for (int64_t q = 0; q < cols; q++) crow[q] += tile[r * ${nr} + q];
                 else for (int64_t q = 0; q < cols; q++) crow[q] = tile[r * ${nr} + q];
               }
@@ -705,14 +707,16 @@ export interface NativeStridedGemm {
  * (passes/dot_decomposer.ts, `inPlace`). Only the packed kernel: the streaming kernels
  * of a few rows (streamB, rowDots) address B and C as stored row-major, and are declined.
  */
-export function nativeStridedGemmOf(dot: Instruction<"dot">, cpu: NativeCpu, family: GemmFamily = gemmFamily(cpu)): NativeStridedGemm | Declined {
+export function nativeStridedGemmOf(dot: Instruction<"dot">, cpu: NativeCpu, resultPermutation?: readonly number[]): NativeStridedGemm | Declined {
+  const family = gemmFamily(cpu);
   const types = [dot, ...dot.operands].map((x) => (x.shape.kind === "array" ? x.shape.elementType : undefined));
   const type = types[0];
   if ((type !== "f32" && type !== "f64") || types.some((t) => t !== type)) return { declined: `dot: element types ${types.join(", ")} (the strided C GEMM takes f32 or f64 throughout)` };
-  const layout = stridedGemmOfDot(dot);
+  const layout = stridedGemmOfDot(dot, resultPermutation);
   if ("declined" in layout) return layout;
-  if (layout.outCol !== 1 || layout.outRow !== layout.n) return { declined: "dot: the strided C GEMM stores its product row-major" };
+  if (layout.outCol !== 1 || layout.outRow < layout.n) return { declined: "dot: the strided C GEMM stores its product's columns consecutive, its rows at least n apart" };
   const { batch, m, n, k } = layout;
+  if (resultPermutation !== undefined && k === 0) return { declined: "dot: a product of no steps of k is not stored transposed" };
   // The spec whose schedule is planned: A k-major or B n-major as their contracting stride says (the tiling and the kernel kind follow it).
   const spec: GemmSpec = { elementType: type, batch, m, n, k, lhsTransposed: layout.lhsDepth !== 1, rhsTransposed: layout.rhsDepth === 1 && layout.rhsOuter !== 1 };
   const problem = checkGemmSpec(spec);
@@ -723,13 +727,18 @@ export function nativeStridedGemmOf(dot: Instruction<"dot">, cpu: NativeCpu, fam
   return { layout, schedule, family };
 }
 
-/** The packed C GEMM of a dot reading its operands in place (nativeStridedGemmOf), or why not. */
-export function emitStridedGemmC(dot: Instruction<"dot">, cpu: NativeCpu): NativeKernel | Declined {
-  const strided = nativeStridedGemmOf(dot, cpu);
+/**
+ * The packed C GEMM of a dot reading its operands in place (nativeStridedGemmOf), or why
+ * not; with `resultPermutation`, storing its product transposed by it (the transpose
+ * after the dot, kernel/transposed_dots.ts: the heads' outputs [h, s, d] back to [s, h, d]).
+ */
+export function emitStridedGemmC(dot: Instruction<"dot">, cpu: NativeCpu, resultPermutation?: readonly number[]): NativeKernel | Declined {
+  const strided = nativeStridedGemmOf(dot, cpu, resultPermutation);
   if ("declined" in strided) return strided;
   const { layout: g, schedule, family } = strided;
   const r = gemmRoutine(schedule, family, SYM, undefined, false, false, false, g);
-  const name = `gemm ${g.batch > 1 ? `${g.batch}x` : ""}${g.m}x${g.n}x${g.k} strided (A ${g.lhsOuter},${g.lhsDepth} B ${g.rhsDepth},${g.rhsOuter}) ${schedule.spec.elementType} ${family.name}`;
+  const stored = resultPermutation === undefined ? "" : ` C rows ${g.outRow} apart (stored transposed ${resultPermutation.join(",")})`;
+  const name = `gemm ${g.batch > 1 ? `${g.batch}x` : ""}${g.m}x${g.n}x${g.k} strided (A ${g.lhsOuter},${g.lhsDepth} B ${g.rhsDepth},${g.rhsOuter}${stored}) ${schedule.spec.elementType} ${family.name}`;
   const source = `${r.source}
 void ${SYM}(uint8_t *mem, const uint32_t *args, int64_t begin, int64_t end) {
   ${SYM}_gemm(mem + args[0], mem + args[1], mem + args[2], ${r.scratchBytes > 0 ? "mem + args[3]" : "0"}, begin, end);
