@@ -7,7 +7,8 @@
 // the kernels fuse their multiply-adds and add blocks of k in order, the interpreter
 // rounds each step), f64 within its own gamma; and the kernel counts against the plain
 // dot decomposer's pipeline, so that a planner change that brings the transposes back
-// fails here.
+// fails here. A dot whose one use transposes it is stored transposed by the native GEMM
+// (program.ts), checked the same way.
 
 import { test, type TestContext } from "node:test";
 import assert from "node:assert/strict";

@@ -4,8 +4,9 @@
 // backend writes the product where the transpose would have put it, and the transpose's
 // copy kernel is left out (attention's heads' outputs [h, s, d] back to [s, h, d]).
 // Backend-neutral, as DESIGN.md's schedules are: it only reads the fused IR; which dots
-// a backend then takes is its GEMM's own answer (WebGPU's wgslTransposedDotKernel; a
-// backend declining one keeps the transpose as a kernel of its own).
+// a backend then takes is its GEMM's own answer (WebGPU's wgslTransposedDotKernel, the
+// native C GEMM's routines.ts compileTransposedDot; a backend declining one, wasm's
+// today, keeps the transpose as a kernel of its own).
 
 import type { Computation, Instruction } from "../../ir/computation.js";
 
