@@ -13,7 +13,11 @@ import { shapeToString } from "../types/shape.js";
 import { moduleHasQuantization } from "./dump_text.js";
 import type { WasmDevice } from "./device.js";
 import { runPasses, type Pass, type PassLogEntry } from "../passes/pass.js";
-import { dotDecomposer } from "./passes/dot_decomposer.js";
+import { dotDecomposer, dotDecomposerFor, gemmTypes } from "./passes/dot_decomposer.js";
+import { nativeStridedGemmOf } from "./native/gemm_c.js";
+import { wasmStridedGemmOf } from "./wasm/gemm.js";
+import type { WasmTarget } from "./wasm/kernel.js";
+import { isDeclined } from "./kernel/declined.js";
 import { convCanonicalization } from "./passes/conv_canonicalization.js";
 import { decompose, decomposeFor, defaultSimplificationPipeline, layoutAssignment } from "./passes/index.js";
 import { stepFusion, stepFusionWith } from "./passes/step_fusion.js";
@@ -51,10 +55,26 @@ export function defaultPipeline(
 /**
  * The CPU backends' pipeline: the default one with weight-only dots (int8 or bf16
  * weights widened for a product of a few rows) made custom fusions before fusion, so
- * their GEMV kernels read the weights as stored (passes/weight_only_dot.ts).
+ * their GEMV kernels read the weights as stored (passes/weight_only_dot.ts); with the
+ * dot decomposer of the backend planned for (cpuDotDecomposer).
  */
-export function cpuPipeline(capabilities?: LoweringCapabilities): Pass[] {
-  return defaultPipeline(capabilities, {}, [weightOnlyDots]);
+export function cpuPipeline(capabilities?: LoweringCapabilities, native?: NativeCpu, wasm?: WasmTarget): Pass[] {
+  return defaultPipeline(capabilities, {}, [weightOnlyDots], cpuDotDecomposer(native, wasm));
+}
+
+/**
+ * The CPU backends' dot decomposer: a dot whose GEMM reads it in place through strides
+ * (attention's q·kᵀ and p·v over [s, h, d] with batch h) stays as it is, one kernel,
+ * where the decomposer would copy its operands into GEMM form first (a transpose kernel
+ * each). Native: the packed C GEMM takes it (native/gemm_c.ts nativeStridedGemmOf);
+ * WebAssembly (`wasm`, with SIMD): the packed wasm GEMM (wasm/gemm.ts wasmStridedGemmOf).
+ * The same answers decide the routines (routines.ts), so a dot kept here is always its
+ * GEMM kernel's. Neither given: the plain decomposer.
+ */
+function cpuDotDecomposer(native?: NativeCpu, wasm?: WasmTarget): Pass {
+  if (native !== undefined) return dotDecomposerFor(gemmTypes, (dot) => !isDeclined(nativeStridedGemmOf(dot, native)));
+  if (wasm?.simd === true) return dotDecomposerFor(gemmTypes, (dot) => !isDeclined(wasmStridedGemmOf(dot)));
+  return dotDecomposer;
 }
 
 /**
@@ -137,11 +157,11 @@ export function plan(
   const weights = weightNumbers(module, options.weights);
   // Custom pipelines and per-pass hooks are not cached: the caller wants them to run.
   const cacheable = options.passes === undefined && options.dumpAfterEach === undefined && options.verifyEachPass !== true;
-  const key = cacheable ? `${native === undefined ? "wasm" : "native"}\n${JSON.stringify(module.config)}\nweights ${weights.join(",")}\n${moduleFingerprint(module)}` : undefined;
+  const key = cacheable ? `${native === undefined ? "wasm" : `native ${JSON.stringify(native)}`}\n${JSON.stringify(module.config)}\nweights ${weights.join(",")}\n${moduleFingerprint(module)}` : undefined;
   let cache = planCache.get(device);
   const hit = key === undefined ? undefined : cache?.get(key);
   if (hit !== undefined) return hit;
-  const { module: optimized, log } = runPasses(module, options.passes ?? (moduleHasQuantization(module) ? QUANTIZED_PIPELINE : cpuPipeline(lowering)), {
+  const { module: optimized, log } = runPasses(module, options.passes ?? (moduleHasQuantization(module) ? QUANTIZED_PIPELINE : cpuPipeline(lowering, native, device.target)), {
     verify: options.verifyEachPass ?? false,
     ...(options.dumpAfterEach !== undefined ? { dump: options.dumpAfterEach } : {}),
   });

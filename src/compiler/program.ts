@@ -20,7 +20,8 @@ import {
   alignedBytes, assignArena, decideOutputAliases, readsElementForElement, type DonorBuffer, type Location, type TempInterval,
 } from "./buffers/assignment.js";
 import { isControlFlow, planControlFlow, relocateControlFlow, type ControlFlowStep } from "./control_flow.js";
-import { compileOutputFusionInPlace, compileRoutine, type ProgramKernel } from "./routines.js";
+import { compileOutputFusionInPlace, compileRoutine, compileTransposedDot, type ProgramKernel } from "./routines.js";
+import { dotsTransposedAfter } from "./kernel/transposed_dots.js";
 import { packB, packedBLength, type PackedB } from "./kernel/gemm_plan.js";
 import type { CpuTarget } from "./backend_contract.js";
 import { outputFusionCanKeepProduct } from "./kernel/epilogue_plan.js";
@@ -222,11 +223,34 @@ function planSteps(entry: Computation, ctx: ProgramContext, module?: HloModule):
   const overParameterCandidates: { step: number; result: number; parameter: number }[] = [];
   // The steps that run output fusions (their kernel depends on whether they end up in place).
   const outputFusionSteps = new Map<number, Instruction<"fusion">>();
+  // Dots whose one user only transposes them (the heads' outputs back to [s, h, d]): the native GEMM writes the transposed array and that kernel is left out.
+  const transposedDots = target.native === undefined ? new Map<Instruction, { user: Instruction; permutation: readonly number[] }>() : dotsTransposedAfter(entry);
+  const foldedTransposes = new Map<Instruction, Instruction>();
   for (const inst of entry.instructions) {
     const named = namedLeaves(inst, leaves, firstParamLeaf, constants);
     if (named !== undefined) {
       leaves.set(inst, named);
       continue;
+    }
+    const product = foldedTransposes.get(inst);
+    if (product !== undefined) {
+      leaves.set(inst, leaves.get(product)!);
+      continue;
+    }
+    const after = transposedDots.get(inst);
+    if (after !== undefined && arrayLeaves(inst.shape).some((s) => byteSize(s) > 0)) {
+      const folded = compileTransposedDot(inst as Instruction<"dot">, after.permutation, target);
+      if (!isDeclined(folded)) {
+        const operandLeaves = inst.operands.map((o) => leaves.get(o)!);
+        operandLeaves.forEach(use);
+        // The product's buffer is the transpose's value (its shape: the same bytes, permuted).
+        const results = newTemps(after.user.shape);
+        leaves.set(inst, results);
+        foldedTransposes.set(after.user, inst);
+        kernels.push(folded);
+        steps.push({ kind: "kernel", name: inst.name, kernel: kernels.length - 1, operands: operandLeaves.map((ls) => ls[0]!), results });
+        continue;
+      }
     }
     switch (inst.opcode) {
       case "fusion": {

@@ -17,7 +17,7 @@ import type { NativeCpu, NativeKernel } from "./native/kernel.js";
 import type { CpuTarget } from "./backend_contract.js";
 import type { NativeKernelBuild } from "./native/build.js";
 import { emitFusionKernelC } from "./native/emit_c_reduce.js";
-import { emitGemmC } from "./native/gemm_c.js";
+import { emitGemmC, emitStridedGemmC } from "./native/gemm_c.js";
 import { emitConvC } from "./native/conv_c.js";
 import { emitWeightOnlyGemvC } from "./native/gemv_narrow_c.js";
 import { emitOutputFusionC } from "./native/epilogue_c.js";
@@ -26,7 +26,7 @@ import { emitRaggedDotC } from "./native/ragged_dot_c.js";
 import { raggedGemmSpecOf } from "./kernel/ragged_dot_plan.js";
 import { emitFusionKernel } from "./wasm/emit_loop.js";
 import { rowMaxima } from "./kernel/value_facts.js";
-import { emitGemmKernel } from "./wasm/gemm.js";
+import { emitGemmKernel, emitStridedGemmKernel } from "./wasm/gemm.js";
 import { gemmElementBytes, gemmSpecOfDot, packedBLength } from "./kernel/gemm_plan.js";
 import { emitConvKernel } from "./wasm/conv.js";
 import { emitRaggedDotKernel } from "./wasm/ragged_dot.js";
@@ -71,7 +71,12 @@ const ROUTINES: Partial<Record<Opcode, Routine>> = {
   },
   dot: (inst, target, packable) => {
     const spec = gemmSpecOfDot(inst as Instruction<"dot">);
-    return "declined" in spec ? spec : emitGemmKernel(spec, target, undefined, undefined, packable[1]);
+    // A dot the wasm pipeline left out of GEMM form reads its operands in place (plan.ts, cpuDotDecomposer).
+    if ("declined" in spec) {
+      const strided = emitStridedGemmKernel(inst as Instruction<"dot">, target);
+      return "declined" in strided ? spec : strided;
+    }
+    return emitGemmKernel(spec, target, undefined, undefined, packable[1]);
   },
   convolution: (inst, target) => emitConvKernel(inst as Instruction<"convolution">, target),
   raggedDot: (inst, target) => {
@@ -107,7 +112,12 @@ const NATIVE_ROUTINES: Partial<Record<Opcode, NativeRoutine>> = {
   },
   dot: (inst, cpu, packable) => {
     const spec = gemmSpecOfDot(inst as Instruction<"dot">);
-    return "declined" in spec ? spec : emitGemmC(spec, cpu, undefined, undefined, packable[1]);
+    // A dot the native pipeline left out of GEMM form reads its operands in place (plan.ts, cpuDotDecomposer).
+    if ("declined" in spec) {
+      const strided = emitStridedGemmC(inst as Instruction<"dot">, cpu);
+      return "declined" in strided ? spec : strided;
+    }
+    return emitGemmC(spec, cpu, undefined, undefined, packable[1]);
   },
   convolution: (inst, cpu, packable) => emitConvC(inst as Instruction<"convolution">, cpu, undefined, undefined, packable[1]),
   raggedDot: (inst, cpu) => {
@@ -148,6 +158,16 @@ function nativeRoutine(inst: Instruction, cpu: NativeCpu, packable: readonly boo
     ? packedBLength(k.packedOperand.layout) * gemmElementBytes(k.packedOperand.layout.elementType) : byteSize(arrayLeaves(o.shape)[0]!);
   const bufferBytes = [...inst.operands.map(operandBytes), ...arrayLeaves(inst.shape).map(byteSize)];
   return { ...k, bufferBytes };
+}
+
+/**
+ * The native C GEMM of a dot whose one user only transposes it (kernel/transposed_dots.ts
+ * dotsTransposedAfter), writing the transposed array, so the transpose's kernel is left
+ * out (program.ts); declined on wasm, whose GEMM stores C row-major.
+ */
+export function compileTransposedDot(dot: Instruction<"dot">, permutation: readonly number[], { native }: CpuTarget): ProgramKernel | Declined {
+  if (native === undefined) return { declined: "a transpose after a dot is folded into the native C GEMM only" };
+  return nativeRoutine(dot, native, [], (i, cpu) => emitStridedGemmC(i as Instruction<"dot">, cpu, permutation));
 }
 
 /** Reasons starting with this mark a code generator that threw: a bug to fix, not a limitation (tests look for it). */

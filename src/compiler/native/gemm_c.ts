@@ -1,5 +1,7 @@
 // GEMM kernels as C: C[b][m][n] = sum_k A[b][m][k] * B[b][k][n], row-major, f32 or f64,
-// with A optionally stored [b][k][m] and B [b][n][k] (GemmSpec, kernel/gemm_plan.ts).
+// with A optionally stored [b][k][m] and B [b][n][k] (GemmSpec, kernel/gemm_plan.ts), or
+// (the packed kernel) A and B read where a dot not in GEMM form leaves them, through
+// their strides and each batch's own offsets (nativeStridedGemmOf, at the end).
 //
 // The GotoBLAS/BLIS structure, register-blocked for the machine the module is built on
 // (gemm_c_family.ts picks the family from NativeCpu): for each block of nc columns and
@@ -44,9 +46,10 @@
 
 import type { Declined } from "../kernel/declined.js";
 import {
-  checkGemmSpec, gemmBalance, gemmElementBytes, gemmKernelName, gemmTiling, packedBOf, planGemm, ROW_DOT_COLUMNS, streamedPanelsOf, type GemmSchedule, type GemmSpec, type GemmTiling,
-  type PackedB, type SplitBalance,
+  checkGemmSpec, gemmBalance, gemmElementBytes, gemmKernelName, gemmTiling, packedBOf, planGemm, ROW_DOT_COLUMNS, streamedPanelsOf, stridedGemmOfDot, type GemmSchedule, type GemmSpec,
+  type GemmTiling, type PackedB, type SplitBalance, type StridedGemm,
 } from "../kernel/gemm_plan.js";
+import type { Instruction } from "../../ir/computation.js";
 import { range } from "../../types/arrays.js";
 import { roundUp } from "../../types/index_util.js";
 import type { NativeCpu, NativeKernel } from "./kernel.js";
@@ -196,8 +199,17 @@ export function prefetchesNextPanel(schedule: GemmSchedule, family: GemmFamily, 
  */
 export function gemmRoutine(
   schedule: GemmSchedule, family: GemmFamily, prefix: string, finish?: string, keepProduct = false, prepackedB = false, runtimeSize = false,
+  layout?: StridedGemm,
 ): GemmRoutine {
   const { spec, nr, mTiles, chunk, nChunks, parallelExtent, aRow, aK, bK, bLine } = schedule;
+  if (layout !== undefined && (finish !== undefined || keepProduct || prepackedB || runtimeSize || layout.outCol !== 1 || layout.outRow < spec.n)) {
+    throw new Error(`gemm ${spec.m}x${spec.n}x${spec.k}: operands read through strides take no finish, no pre-packed B, no run-time sizes, and C's columns consecutive`);
+  }
+  // C's rows: n apart, or (layout) the stored result's row stride (a transpose after the dot written by this store: kernel/transposed_dots.ts).
+  const cRow = layout?.outRow ?? spec.n;
+  // Each matrix's first element: batch bi of [batch][m][k] etc., or (layout) through the batch axes' own strides.
+  const batchOffset = (side: "lhs" | "rhs" | "out", contiguous: number): string =>
+    layout === undefined ? `bi * ${contiguous}` : stridedBatchOffset(layout, side, "bi");
   const t = spec.elementType === "f32" ? "float" : "double";
   const es = spec.elementType === "f32" ? 4 : 8;
   const { batch, m, n, k } = spec;
@@ -261,8 +273,8 @@ static ${packA8 === undefined ? "" : `${packA8.attribute} `}void ${p}_pack_a(con
     else for (int64_t pp = ${packA8 === undefined ? "0" : "pv"}; pp < kl; pp++) dst[pp * ${mr} + r] = 0;
   }`
     : `for (int64_t pp = 0; pp < kl; pp++) {
-    const ${t} *src = a + (p0 + pp) * ${aK} + i0;
-    for (int r = 0; r < ${mr}; r++) dst[pp * ${mr} + r] = r < rows ? src[r] : 0;
+    const ${t} *src = a + (p0 + pp) * ${aK} + i0${aRow === 1 ? "" : ` * ${aRow}`};
+    for (int r = 0; r < ${mr}; r++) dst[pp * ${mr} + r] = r < rows ? src[${aRow === 1 ? "r" : `(int64_t)r * ${aRow}`}] : 0;
   }`}
 }
 static void ${p}_gemm(uint8_t *a8, uint8_t *b8, uint8_t *c8, uint8_t *scratch, int64_t begin, int64_t end${runtimeSize ? ", int64_t m_rt, int64_t k_rt" : ""}${finish === undefined ? "" : ", uint8_t *mem, const uint32_t *args"}) {
@@ -281,13 +293,13 @@ static void ${p}_gemm(uint8_t *a8, uint8_t *b8, uint8_t *c8, uint8_t *scratch, i
     int64_t c0 = (slice % ${nChunks}) * ${chunk};
     int64_t c1 = c0 + ${chunk} < ${n} ? c0 + ${chunk} : ${n};
     int64_t r0 = lo * ${mr}, r1 = hi * ${mr} < ${mx} ? hi * ${mr} : ${mx};
-    const ${t} *a = (const ${t} *)a8 + bi * ${m * k};${keepA ? `
+    const ${t} *a = (const ${t} *)a8 + ${batchOffset("lhs", m * k)};${keepA ? `
     int packA = !(bi == pbi && lo >= plo && hi <= phi);
     if (packA) { pbi = bi; plo = lo; phi = hi; }` : ""}
-${prepackedB ? "" : `    const ${t} *b = (const ${t} *)b8 + bi * ${k * n};
-`}    ${t} *c = (${t} *)c8 + bi * ${m * n};
+${prepackedB ? "" : `    const ${t} *b = (const ${t} *)b8 + ${batchOffset("rhs", k * n)};
+`}    ${t} *c = (${t} *)c8 + ${batchOffset("out", m * n)};
 ${k === 0 || runtimeSize
-    ? `    ${runtimeSize ? "if (k_rt == 0) " : ""}for (int64_t i = r0; i < r1; i++) for (int64_t j = c0; j < c1; j++) c[i * ${n} + j] = 0;`
+    ? `    ${runtimeSize ? "if (k_rt == 0) " : ""}for (int64_t i = r0; i < r1; i++) for (int64_t j = c0; j < c1; j++) c[i * ${cRow} + j] = 0;`
     : ""}${k === 0 ? "" : `${runtimeSize ? "\n" : ""}    for (int64_t p0 = 0; p0 < ${kx}; p0 += ${kc}) {
       int64_t kl = ${kx} - p0 < ${kc} ? ${kx} - p0 : ${kc};
       int acc = p0 > 0;
@@ -316,22 +328,22 @@ ${tilePacks ? `          /* The first block of rows packs the panel: its first t
 ` : ""}          for (int64_t i = ib; i < ie; i += ${mr}${nextPanel === "stepwise" ? ", pf += share * pfs" : nextPanel === "spread" ? `, pf += share * ${64 / es}` : ""}) {
             int64_t rows = ie - i < ${mr} ? ie - i : ${mr};
             const ${t} *ai = apb + (i - a0) * kl;
-            ${t} *ci = ${keepProduct ? `prod + (i - ib) * ${n}` : `c + i * ${n}`};
+            ${t} *ci = ${keepProduct ? `prod + (i - ib) * ${n}` : `c + i * ${cRow}`};
             if (${tilePacks ? `packing && i == ib) {
-              ${p}_micro_pb(kl, ${inPlace ? `a + i * ${aRow} + p0` : "ai"}, bpanel, ci + j, ${n}, acc, b + p0 * ${bK} + j, ${bK});
+              ${p}_micro_pb(kl, ${inPlace ? `a + i * ${aRow} + p0` : "ai"}, bpanel, ci + j, ${cRow}, acc, b + p0 * ${bK} + j, ${bK});
             } else if (` : ""}rows == ${mr} && cols == ${nr}) {
-              ${inPlace ? `${p}_d_micro(kl, a + i * ${aRow} + p0, bpanel, ci + j, ${n}, acc${inPlacePrefetch ? pf : ""});` : `${p}_micro(kl, ai, bpanel, ci + j, ${n}, acc${pf});`}
+              ${inPlace ? `${p}_d_micro(kl, a + i * ${aRow} + p0, bpanel, ci + j, ${cRow}, acc${inPlacePrefetch ? pf : ""});` : `${p}_micro(kl, ai, bpanel, ci + j, ${cRow}, acc${pf});`}
             }${rowTail === undefined ? "" : ` else if (rows == ${tailRows} && cols == ${nr}) {
               ${wideTail === undefined ? "" : `/* Panels in pairs from c0: an even panel with a whole next one computes both, the next one nothing. */
               if (((j - c0) / ${nr}) % 2 == 1) continue;
-              if (j + ${2 * nr} <= c1) ${p}_micro${tailRows}w(kl, ai, bpanel, ci + j, ${n}, acc${pf}); else `}${p}_micro${tailRows}(kl, ai, bpanel, ci + j, ${n}, acc${pf});
+              if (j + ${2 * nr} <= c1) ${p}_micro${tailRows}w(kl, ai, bpanel, ci + j, ${cRow}, acc${pf}); else `}${p}_micro${tailRows}(kl, ai, bpanel, ci + j, ${cRow}, acc${pf});
             }`}${part?.direct === true ? ` else if (rows == ${mr} && cols == ${partCols}) {
-              ${partInPlace !== undefined ? `${p}_d_micro_c${partCols}(kl, a + i * ${aRow} + p0, bpanel, ci + j, ${n}, acc);` : `${p}_micro_c${partCols}(kl, ai, bpanel, ci + j, ${n}, acc);`}
+              ${partInPlace !== undefined ? `${p}_d_micro_c${partCols}(kl, a + i * ${aRow} + p0, bpanel, ci + j, ${cRow}, acc);` : `${p}_micro_c${partCols}(kl, ai, bpanel, ci + j, ${cRow}, acc);`}
             }` : ""} else {
               ${part === undefined ? "" : `if (cols == ${partCols}) { ${partInPlace === undefined || part.direct ? "" : `if (rows == ${mr}) ${p}_d_micro_c${partCols}(kl, a + i * ${aRow} + p0, bpanel, tile, ${nr}, 0); else `}${p}_micro_c${partCols}(kl, ai, bpanel, tile, ${nr}, 0); }
               else `}${inPlace ? `if (rows == ${mr}) ${p}_d_micro(kl, a + i * ${aRow} + p0, bpanel, tile, ${nr}, 0${inPlacePrefetch ? pf : ""}); else ` : ""}${p}_micro(kl, ai, bpanel, tile, ${nr}, 0${pf});
               for (int64_t r = 0; r < rows; r++) {
-                ${t} *crow = ci + r * ${n} + j;
+                ${t} *crow = ci + r * ${cRow} + j;
                 if (acc) for (int64_t q = 0; q < cols; q++) crow[q] += tile[r * ${nr} + q];
                 else for (int64_t q = 0; q < cols; q++) crow[q] = tile[r * ${nr} + q];
               }
@@ -656,5 +668,90 @@ void ${sym}(uint8_t *mem, const uint32_t *args, int64_t begin, int64_t end) {
     costPerUnit: r.costPerUnit,
     ...(r.balance.grain > 0 ? { balance: r.balance } : {}),
     ...(packed !== undefined ? { packedOperand: { operand: 1, layout: packed } } : {}),
+  };
+}
+
+/**
+ * The C expression of batch `bi`'s first element of one side of a strided GEMM: bi is
+ * the flat index over the batch axes (the first one outermost), each axis' own index
+ * times its stride on that side.
+ */
+export function stridedBatchOffset(layout: StridedGemm, side: "lhs" | "rhs" | "out", bi: string): string {
+  const key = side === "lhs" ? "lhsStride" : side === "rhs" ? "rhsStride" : "outStride";
+  const terms: string[] = [];
+  let inner = 1;
+  for (let i = layout.batchAxes.length - 1; i >= 0; i--) {
+    const axis = layout.batchAxes[i]!;
+    const index = inner === 1 ? bi : `(${bi} / ${inner})`;
+    // The outermost axis needs no modulo: bi stays below the batch count.
+    terms.unshift(`${i === 0 ? index : `${index} % ${axis.size}`} * ${axis[key]}`);
+    inner *= axis.size;
+  }
+  return terms.length === 0 ? "0" : terms.join(" + ");
+}
+
+/** A dot the packed C GEMM computes reading its operands in place: its layout and the schedule with the layout's strides. */
+export interface NativeStridedGemm {
+  readonly layout: StridedGemm;
+  readonly schedule: GemmSchedule;
+  readonly family: GemmFamily;
+}
+
+/**
+ * A dot not in GEMM form (kernel/gemm_plan.ts stridedGemmOfDot: batch dimensions
+ * anywhere, each side's free and contracting dimensions contiguous) as the packed GEMM
+ * reading A and B through their strides where they lie, its result row-major as the dot
+ * returns it, or why not. Its packing routines take any strides (A(i, p) at
+ * i*aRow + p*aK, B(p, j) at p*bK + j*bLine) and each batch starts at its own offset,
+ * so the dot decomposer's transposes (copy kernels) are not needed
+ * (passes/dot_decomposer.ts, `inPlace`). Only the packed kernel: the streaming kernels
+ * of a few rows (streamB, rowDots) address B and C as stored row-major, and are declined.
+ */
+export function nativeStridedGemmOf(dot: Instruction<"dot">, cpu: NativeCpu, resultPermutation?: readonly number[]): NativeStridedGemm | Declined {
+  const family = gemmFamily(cpu);
+  const types = [dot, ...dot.operands].map((x) => (x.shape.kind === "array" ? x.shape.elementType : undefined));
+  const type = types[0];
+  if ((type !== "f32" && type !== "f64") || types.some((t) => t !== type)) return { declined: `dot: element types ${types.join(", ")} (the strided C GEMM takes f32 or f64 throughout)` };
+  const layout = stridedGemmOfDot(dot, resultPermutation);
+  if ("declined" in layout) return layout;
+  if (layout.outCol !== 1 || layout.outRow < layout.n) return { declined: "dot: the strided C GEMM stores its product's columns consecutive, its rows at least n apart" };
+  const { batch, m, n, k } = layout;
+  if (resultPermutation !== undefined && k === 0) return { declined: "dot: a product of no steps of k is not stored transposed" };
+  // The spec whose schedule is planned: A k-major or B n-major as their contracting stride says (the tiling and the kernel kind follow it).
+  const spec: GemmSpec = { elementType: type, batch, m, n, k, lhsTransposed: layout.lhsDepth !== 1, rhsTransposed: layout.rhsDepth === 1 && layout.rhsOuter !== 1 };
+  const problem = checkGemmSpec(spec);
+  if (problem !== undefined) return { declined: problem };
+  const planned = planGemm(spec, family.target, gemmTiling(spec, family.target));
+  if (planned.kind !== "packed") return { declined: `dot: ${batch}x${m}x${n}x${k} takes the ${planned.kind} kernel, which reads its operands as stored row-major` };
+  const schedule: GemmSchedule = { ...planned, aRow: layout.lhsOuter, aK: layout.lhsDepth, bK: layout.rhsDepth, bLine: layout.rhsOuter };
+  return { layout, schedule, family };
+}
+
+/**
+ * The packed C GEMM of a dot reading its operands in place (nativeStridedGemmOf), or why
+ * not; with `resultPermutation`, storing its product transposed by it (the transpose
+ * after the dot, kernel/transposed_dots.ts: the heads' outputs [h, s, d] back to [s, h, d]).
+ */
+export function emitStridedGemmC(dot: Instruction<"dot">, cpu: NativeCpu, resultPermutation?: readonly number[]): NativeKernel | Declined {
+  const strided = nativeStridedGemmOf(dot, cpu, resultPermutation);
+  if ("declined" in strided) return strided;
+  const { layout: g, schedule, family } = strided;
+  const r = gemmRoutine(schedule, family, SYM, undefined, false, false, false, g);
+  const stored = resultPermutation === undefined ? "" : ` C rows ${g.outRow} apart (stored transposed ${resultPermutation.join(",")})`;
+  const name = `gemm ${g.batch > 1 ? `${g.batch}x` : ""}${g.m}x${g.n}x${g.k} strided (A ${g.lhsOuter},${g.lhsDepth} B ${g.rhsDepth},${g.rhsOuter}${stored}) ${schedule.spec.elementType} ${family.name}`;
+  const source = `${r.source}
+void ${SYM}(uint8_t *mem, const uint32_t *args, int64_t begin, int64_t end) {
+  ${SYM}_gemm(mem + args[0], mem + args[1], mem + args[2], ${r.scratchBytes > 0 ? "mem + args[3]" : "0"}, begin, end);
+}
+`;
+  return {
+    name,
+    c: symbolize("gemm", source),
+    operandCount: 2,
+    resultCount: 1,
+    scratchBytes: r.scratchBytes,
+    parallelExtent: r.parallelExtent,
+    costPerUnit: r.costPerUnit,
+    ...(r.balance.grain > 0 ? { balance: r.balance } : {}),
   };
 }

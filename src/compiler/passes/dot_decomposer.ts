@@ -9,8 +9,9 @@
 // transposes become copy kernels after fusion; a dot already in GEMM form is left as
 // it is. Exact: only the order of the data changes, not the arithmetic (the contracting
 // dimensions merge in their listed order, the order the interpreter sums them in). A
-// backend whose kernels read a dot's operands in place through strides (WebGPU's) keeps
-// the dots they take so (dotDecomposerFor's `inPlace`): no copy kernels.
+// backend whose kernels read a dot's operands in place through strides (WebGPU's; the
+// CPU backends' packed GEMMs, plan.ts cpuDotDecomposer) keeps the dots they take so
+// (dotDecomposerFor's `inPlace`): no copy kernels.
 //
 // A dot of preds (an OR of ANDs over the contraction, as the interpreter's arithmetic has
 // it), where the kernels take s32 products but no pred ones (WebGPU's), becomes the dot of
@@ -107,5 +108,8 @@ export function dotDecomposerFor(takes: GemmTypes, inPlace?: ReadsInPlace): Pass
   };
 }
 
+/** Whether a dot's element types (operands and result) are all GEMM_TYPES. */
+export const gemmTypes: GemmTypes = (types) => types.every((t) => GEMM_TYPES.has(t));
+
 /** The decomposer of dots of the GEMM_TYPES, operands and result. */
-export const dotDecomposer: Pass = dotDecomposerFor((types) => types.every((t) => GEMM_TYPES.has(t)));
+export const dotDecomposer: Pass = dotDecomposerFor(gemmTypes);

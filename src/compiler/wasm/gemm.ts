@@ -1,5 +1,7 @@
 // GEMM kernels: C[b][m][n] = sum_k A[b][m][k] * B[b][k][n], row-major, f32 or f64, with
-// A optionally stored [b][k][m] (lhsTransposed) and B [b][n][k] (rhsTransposed).
+// A optionally stored [b][k][m] (lhsTransposed) and B [b][n][k] (rhsTransposed), or (the
+// packed kernel) A and B read where a dot not in GEMM form leaves them, through their
+// strides and each batch's own offsets (wasmStridedGemmOf, at the end).
 //
 // The GotoBLAS/BLIS structure with XNNPACK-style wasm SIMD tiles: for each block of nc
 // columns and kc steps of k, pack B into nr-wide panels (scratch, so they stay in L2);
@@ -24,12 +26,14 @@
 // The tile, the blocking and the work split are the schedule's (kernel/gemm_plan.ts,
 // planGemm with WASM_GEMM_TARGET); this file renders it as WebAssembly.
 
-import { ModuleBuilder } from "./encoder.js";
+import { ModuleBuilder, type FunctionBuilder } from "./encoder.js";
 import type { WasmKernel, WasmTarget } from "./kernel.js";
 import type { Declined } from "../kernel/declined.js";
 import {
-  checkGemmSpec, dotsRows, gemmElementBytes, gemmKernelName, gemmTiling, packedBOf, planGemm, streamedPanelsOf, type GemmSpec, type GemmTarget, type GemmTiling,
+  checkGemmSpec, dotsRows, gemmElementBytes, gemmKernelName, gemmTiling, packedBOf, planGemm, streamedPanelsOf, stridedGemmOfDot, type GemmSpec, type GemmTarget, type GemmTiling,
+  type StridedGemm,
 } from "../kernel/gemm_plan.js";
+import type { Instruction } from "../../ir/computation.js";
 import { forRange } from "./loops.js";
 import { elementInfo, gemmFuses, WASM_GEMM_TARGET } from "./gemm_microkernel.js";
 import { emitGemmRows, type GemmRowsLayout, type KernelEpilogue } from "./gemm_rows.js";
@@ -45,10 +49,14 @@ const ROW_DOTS_TARGET: GemmTarget = { ...WASM_GEMM_TARGET, blocking: "l2-blocks"
  */
 export function emitGemmKernel(
   spec: GemmSpec, target: WasmTarget, tiling: GemmTiling = gemmTiling(spec, WASM_GEMM_TARGET), epilogue?: KernelEpilogue, constantB = false,
+  strided?: StridedGemm,
 ): WasmKernel | Declined {
   const problem = checkGemmSpec(spec);
   if (problem !== undefined) return { declined: problem };
   if (!target.simd) return { declined: "gemm: needs SIMD128" };
+  if (strided !== undefined && (epilogue !== undefined || constantB || strided.outCol !== 1 || strided.outRow !== spec.n)) {
+    return { declined: "gemm: operands read through strides take no epilogue, no pre-packed B, and a row-major C" };
+  }
   const type = spec.elementType;
   const es = gemmElementBytes(type);
   const { batch, m, n, k } = spec;
@@ -64,6 +72,7 @@ export function emitGemmKernel(
   // operand the epilogue reads): the packed kernel then takes it, reading B as the
   // row-dot kernel it replaces does, unpacked (the planner requires the same layout).
   const rowDots = dotsRows(spec, ROW_DOTS_TARGET);
+  if (rowDots && strided !== undefined) return { declined: `gemm ${spec.m}x${spec.n}x${spec.k}: the row dots' kernel reads its operands as stored` };
   if (rowDots && epilogue?.keepProduct !== true) {
     const name = gemmKernelName(spec) + (epilogue === undefined ? "" : " with epilogue") + " (row dots)";
     return emitRowDotKernel(planGemm(spec, ROW_DOTS_TARGET, tiling), target, name, epilogue);
@@ -73,6 +82,7 @@ export function emitGemmKernel(
   const nr = nrVectors * elementInfo(type).lanes;
   const packed = constantB && !rowDots ? packedBOf(schedule, Math.ceil(tiling.nc / nr) * nr) : undefined;
   const name = gemmKernelName(spec) + (epilogue === undefined ? "" : " with epilogue") + (packed === undefined ? "" : " (B pre-packed)");
+  if (schedule.kind === "streamB" && strided !== undefined) return { declined: `gemm ${spec.m}x${spec.n}x${spec.k}: the streaming kernel reads its operands as stored` };
   if (schedule.kind === "streamB") {
     // B packed once into panels where it may be (a constant or a weight), else read as stored.
     const panels = constantB ? streamedPanelsOf(schedule) : undefined;
@@ -81,9 +91,11 @@ export function emitGemmKernel(
   }
   const { mTiles, chunk, nChunks, parallelExtent, costPerUnit } = schedule;
   // Byte strides of the stored operands: A(i, p) at i*aRow + p*aK, B(p, j) at p*bK + j*bLine.
-  const layout: GemmRowsLayout = {
-    type, n, k, aRow: schedule.aRow * es, aK: schedule.aK * es, bK: schedule.bK * es, bLine: schedule.bLine * es, prepackedB: packed !== undefined,
-  };
+  // The rows' loop nest takes any strides (A(i, p) at i*aRow + p*aK, B(p, j) at p*bK + j*bLine): a strided dot's are its layout's.
+  const [aRow, aK, bK, bLine] = strided === undefined
+    ? [schedule.aRow, schedule.aK, schedule.bK, schedule.bLine]
+    : [strided.lhsOuter, strided.lhsDepth, strided.rhsDepth, strided.rhsOuter];
+  const layout: GemmRowsLayout = { type, n, k, aRow: aRow * es, aK: aK * es, bK: bK * es, bLine: bLine * es, prepackedB: packed !== undefined };
   // Elements of one batch of B as the kernel reads it.
   const bBatch = packed === undefined ? k * n : k * Math.ceil(n / nr) * nr;
   const module = new ModuleBuilder().importMemory(target);
@@ -116,6 +128,7 @@ export function emitGemmKernel(
       if (k === 0) {
         // No products: the rows of C are zero (one chunk: whole rows).
         f.localGet(c).localGet(bi).i32Const(m * n * es).i32Mul().i32Add().localGet(lo).i32Const(n * es).i32Mul().i32Add();
+        // (k 0: C is written row-major, [batch][m][n], the layout a strided dot's C has too.)
         f.i32Const(0).localGet(hi).localGet(lo).i32Sub().i32Const(n * es).i32Mul().memoryFill();
         if (epi !== undefined) {
           // The epilogue reads the zeros it finishes from C itself.
@@ -126,9 +139,15 @@ export function emitGemmKernel(
           f.localGet(c0).localGet(c1).call(epi);
         }
       } else {
-        f.localGet(a).localGet(bi).i32Const(m * k * es).i32Mul().i32Add();
-        f.localGet(b).localGet(bi).i32Const(bBatch * es).i32Mul().i32Add();
-        f.localGet(c).localGet(bi).i32Const(m * n * es).i32Mul().i32Add();
+        // Each matrix's first byte: batch bi of [batch][m][k] etc., or through the batch axes' own strides.
+        const batchStart = (base: number, side: "lhs" | "rhs" | "out", contiguous: number): void => {
+          f.localGet(base);
+          if (strided === undefined) f.localGet(bi).i32Const(contiguous * es).i32Mul().i32Add();
+          else pushStridedBatchOffset(f, strided, side, bi, es);
+        };
+        batchStart(a, "lhs", m * k);
+        batchStart(b, "rhs", bBatch);
+        batchStart(c, "out", m * n);
         f.localGet(scratch).localGet(lo).localGet(hi).localGet(c0).localGet(c1);
         if (epi !== undefined) {
           f.localGet(bi).i32Const(m).i32Mul();
@@ -150,4 +169,60 @@ export function emitGemmKernel(
     costPerUnit,
     ...(packed !== undefined ? { packedOperand: { operand: epilogue?.rhs ?? 1, layout: packed } } : {}),
   };
+}
+
+/**
+ * Pushes (adds to the address on the stack) batch `bi`'s byte offset on one side of a
+ * strided GEMM: bi is the flat index over the batch axes (the first one outermost), each
+ * axis' own index times its stride.
+ */
+function pushStridedBatchOffset(f: FunctionBuilder, layout: StridedGemm, side: "lhs" | "rhs" | "out", bi: number, es: number): void {
+  const key = side === "lhs" ? "lhsStride" : side === "rhs" ? "rhsStride" : "outStride";
+  let inner = 1;
+  for (let i = layout.batchAxes.length - 1; i >= 0; i--) {
+    const axis = layout.batchAxes[i]!;
+    f.localGet(bi);
+    if (inner !== 1) f.i32Const(inner).i32DivU();
+    // The outermost axis needs no remainder: bi stays below the batch count.
+    if (i !== 0) f.i32Const(axis.size).i32RemU();
+    f.i32Const(axis[key] * es).i32Mul().i32Add();
+    inner *= axis.size;
+  }
+}
+
+/**
+ * The GEMM spec whose schedule a strided dot (kernel/gemm_plan.ts stridedGemmOfDot:
+ * batch dimensions anywhere, each side's free and contracting dimensions contiguous) is
+ * planned with, and its layout, when the WebAssembly packed GEMM reads its operands in
+ * place (the rows' loop nest takes any strides; each batch starts at its batch axes'
+ * offsets), its product row-major as the dot returns it; or why not. The streaming and
+ * row-dot kernels of a few rows read their operands as stored, and are declined. The wasm
+ * pipeline keeps such a dot out of the dot decomposer's transposes (plan.ts).
+ */
+export function wasmStridedGemmOf(dot: Instruction<"dot">): { readonly spec: GemmSpec; readonly layout: StridedGemm } | Declined {
+  const types = [dot, ...dot.operands].map((x) => (x.shape.kind === "array" ? x.shape.elementType : undefined));
+  const type = types[0];
+  if ((type !== "f32" && type !== "f64") || types.some((t) => t !== type)) return { declined: `dot: element types ${types.join(", ")} (the strided GEMM takes f32 or f64 throughout)` };
+  const layout = stridedGemmOfDot(dot);
+  if ("declined" in layout) return layout;
+  if (layout.outCol !== 1 || layout.outRow !== layout.n) return { declined: "dot: the strided GEMM stores its product row-major" };
+  const { batch, m, n, k } = layout;
+  const spec: GemmSpec = { elementType: type, batch, m, n, k, lhsTransposed: layout.lhsDepth !== 1, rhsTransposed: layout.rhsDepth === 1 && layout.rhsOuter !== 1 };
+  const problem = checkGemmSpec(spec);
+  if (problem !== undefined) return { declined: problem };
+  if (dotsRows(spec, ROW_DOTS_TARGET)) return { declined: `dot: ${batch}x${m}x${n}x${k} takes the row dots' kernel, which reads its operands as stored` };
+  const kind = planGemm(spec, WASM_GEMM_TARGET, gemmTiling(spec, WASM_GEMM_TARGET)).kind;
+  if (kind !== "packed") return { declined: `dot: ${batch}x${m}x${n}x${k} takes the ${kind} kernel, which reads its operands as stored` };
+  return { spec, layout };
+}
+
+/** The packed WebAssembly GEMM of a dot reading its operands in place (wasmStridedGemmOf), or why not. */
+export function emitStridedGemmKernel(dot: Instruction<"dot">, target: WasmTarget): WasmKernel | Declined {
+  const strided = wasmStridedGemmOf(dot);
+  if ("declined" in strided) return strided;
+  const { spec, layout: g } = strided;
+  const kernel = emitGemmKernel(spec, target, undefined, undefined, false, g);
+  if ("declined" in kernel) return kernel;
+  const name = `gemm ${g.batch > 1 ? `${g.batch}x` : ""}${g.m}x${g.n}x${g.k} strided (A ${g.lhsOuter},${g.lhsDepth} B ${g.rhsDepth},${g.rhsOuter}) ${spec.elementType}`;
+  return { ...kernel, name };
 }

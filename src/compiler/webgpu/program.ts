@@ -40,6 +40,7 @@ import { customCallKernelWgsl, PARAMETERIZED_KERNELS, type ParameterizedKernel }
 import { DEFAULT_GPU_LIMITS, productStorage, type GpuLimits, type TileStaging } from "./gemm_tiles_wgsl.js";
 import { dotDecomposerFor } from "../passes/dot_decomposer.js";
 import { stridedGemmOfDot } from "../kernel/gemm_plan.js";
+import { dotsTransposedAfter } from "../kernel/transposed_dots.js";
 import { gpuControlAllowed, planGpuControl, type GpuControlPlan } from "./gpu_control.js";
 import { STATUS_WORDS } from "./ragged_dot_wgsl.js";
 
@@ -219,38 +220,6 @@ function kernelIndex(ctx: PlanContext, kernel: WgslKernel): number {
 
 /** The kernel copying `bytes` (rounded up to whole words: every buffer is allocated in 64-byte units). */
 const copyKernel = (ctx: PlanContext, bytes: number): number => kernelIndex(ctx, copyKernelWgsl(bytes, MAX_WORKGROUPS_PER_DIMENSION));
-
-/**
- * The transpose a loop fusion is, where it only permutes its one operand (a transpose,
- * maybe reshaped after: attention's heads' outputs [h, s, d] to [s, h·d]): its permutation.
- */
-function transposeOnly(inst: Instruction): readonly number[] | undefined {
-  if (inst.opcode !== "fusion" || (inst as Instruction<"fusion">).attrs.kind !== "loop" || inst.operands.length !== 1) return undefined;
-  const fused = (inst as Instruction<"fusion">).attrs.calledComputation;
-  let x = fused.root;
-  let reshapes = 0;
-  for (; x.opcode === "reshape"; reshapes++) x = x.operands[0]!;
-  // Nothing else in the fusion: its parameter, the transpose and the reshapes after it.
-  if (x.opcode !== "transpose" || x.operands[0]?.opcode !== "parameter" || fused.instructions.length !== reshapes + 2) return undefined;
-  return (x as Instruction<"transpose">).attrs.permutation;
-}
-
-/**
- * Dots of `c` whose one use is a fusion that only transposes them, with it and its
- * permutation. (An epilogue over the product is fused with the transpose into one loop
- * fusion, not an output fusion then a transpose: such a product is left as it is.)
- */
-function dotsTransposedAfter(c: Computation): Map<Instruction, { user: Instruction; permutation: readonly number[] }> {
-  const uses = new Map<Instruction, number>([[c.root, 1]]);
-  for (const inst of c.instructions) for (const o of inst.operands) uses.set(o, (uses.get(o) ?? 0) + 1);
-  const found = new Map<Instruction, { user: Instruction; permutation: readonly number[] }>();
-  for (const inst of c.instructions) {
-    const permutation = transposeOnly(inst);
-    const dot = inst.operands[0];
-    if (permutation !== undefined && dot?.opcode === "dot" && uses.get(dot) === 1) found.set(dot, { user: inst, permutation });
-  }
-  return found;
-}
 
 /** The step list of a computation called by control flow (planned once per program: it binds its buffers when it runs). */
 function nestedSteps(c: Computation, ctx: PlanContext): GpuStepList {

@@ -204,7 +204,7 @@ test("half and integer operands read in place: f16 to f32, bf16 to bf16 with an 
 });
 
 // The heads' outputs back to [s, h·d] before the output projection (the encoder's, GPT-2's):
-// the transpose after the dot is folded into its store (program.ts dotsTransposedAfter).
+// the transpose after the dot is folded into its store (kernel/transposed_dots.ts dotsTransposedAfter).
 const ENCODER_MERGE = `func.func @main(%p: tensor<4x24x20xf32>, %v: tensor<20x4x16xf32>) -> tensor<24x64xf32> {
   %0 = stablehlo.dot_general %p, %v, batching_dims = [0] x [1], contracting_dims = [2] x [0] : (tensor<4x24x20xf32>, tensor<20x4x16xf32>) -> tensor<4x24x16xf32>
   %1 = stablehlo.transpose %0, dims = [1, 0, 2] : (tensor<4x24x16xf32>) -> tensor<24x4x16xf32>
