@@ -653,11 +653,7 @@ export function emitGemmC(
   const name = `${gemmKernelName(spec)} ${family.name}${packed === undefined ? "" : schedule.kind === "streamB" ? " (B in panels)" : " (B pre-packed)"}`;
   const sym = symbol ?? SYM;
   const r = anyGemmRoutine(schedule, family, sym, undefined, packed !== undefined);
-  const source = `${r.source}
-void ${sym}(uint8_t *mem, const uint32_t *args, int64_t begin, int64_t end) {
-  ${sym}_gemm(mem + args[0], mem + args[1], mem + args[2], ${r.scratchBytes > 0 ? "mem + args[3]" : "0"}, begin, end);
-}
-`;
+  const source = withKernelEntry(r, sym);
   return {
     name,
     c: symbol === undefined ? symbolize("gemm", source) : { symbol, source },
@@ -669,6 +665,15 @@ void ${sym}(uint8_t *mem, const uint32_t *args, int64_t begin, int64_t end) {
     ...(r.balance.grain > 0 ? { balance: r.balance } : {}),
     ...(packed !== undefined ? { packedOperand: { operand: 1, layout: packed } } : {}),
   };
+}
+
+/** A GEMM routine's source with the kernel entry the glue calls: A, B, C and its scratch in the arena, units [begin, end). */
+function withKernelEntry(r: { readonly source: string; readonly scratchBytes: number }, sym: string): string {
+  return `${r.source}
+void ${sym}(uint8_t *mem, const uint32_t *args, int64_t begin, int64_t end) {
+  ${sym}_gemm(mem + args[0], mem + args[1], mem + args[2], ${r.scratchBytes > 0 ? "mem + args[3]" : "0"}, begin, end);
+}
+`;
 }
 
 /**
@@ -739,11 +744,7 @@ export function emitStridedGemmC(dot: Instruction<"dot">, cpu: NativeCpu, result
   const r = gemmRoutine(schedule, family, SYM, undefined, false, false, false, g);
   const stored = resultPermutation === undefined ? "" : ` C rows ${g.outRow} apart (stored transposed ${resultPermutation.join(",")})`;
   const name = `gemm ${g.batch > 1 ? `${g.batch}x` : ""}${g.m}x${g.n}x${g.k} strided (A ${g.lhsOuter},${g.lhsDepth} B ${g.rhsDepth},${g.rhsOuter}${stored}) ${schedule.spec.elementType} ${family.name}`;
-  const source = `${r.source}
-void ${SYM}(uint8_t *mem, const uint32_t *args, int64_t begin, int64_t end) {
-  ${SYM}_gemm(mem + args[0], mem + args[1], mem + args[2], ${r.scratchBytes > 0 ? "mem + args[3]" : "0"}, begin, end);
-}
-`;
+  const source = withKernelEntry(r, SYM);
   return {
     name,
     c: symbolize("gemm", source),
