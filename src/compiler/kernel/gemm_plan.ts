@@ -200,6 +200,26 @@ export function stridedGemmOfDot(dot: Instruction<"dot">, resultPermutation?: re
   return { batch: size(ld, lb), m: size(ld, lf), n: size(rd, rf), k: size(ld, lc), batchAxes, lhsOuter, lhsDepth, rhsOuter, rhsDepth, outRow, outCol };
 }
 
+/**
+ * A dot the CPU GEMMs may read in place (stridedGemmOfDot), with the GemmSpec its schedule
+ * is planned with: A k-major or B n-major as their contracting strides say, so that the
+ * tiling and the kernel kind follow the operands as they lie. f32 or f64 throughout, C's
+ * columns consecutive; each backend then asks its own planner whether the kernel kind
+ * reads through strides (native/gemm_c.ts nativeStridedGemmOf, wasm/gemm.ts wasmStridedGemmOf).
+ */
+export function cpuStridedGemmOf(dot: Instruction<"dot">, resultPermutation?: readonly number[]): { readonly spec: GemmSpec; readonly layout: StridedGemm } | Declined {
+  const types = [dot, ...dot.operands].map((x) => (x.shape.kind === "array" ? x.shape.elementType : undefined));
+  const type = types[0];
+  if ((type !== "f32" && type !== "f64") || types.some((t) => t !== type)) return { declined: `dot: element types ${types.join(", ")} (the strided CPU GEMMs take f32 or f64 throughout)` };
+  const layout = stridedGemmOfDot(dot, resultPermutation);
+  if ("declined" in layout) return layout;
+  if (layout.outCol !== 1 || layout.outRow < layout.n) return { declined: "dot: the strided CPU GEMMs store a product's columns consecutive, its rows at least n apart" };
+  const { batch, m, n, k } = layout;
+  const spec: GemmSpec = { elementType: type, batch, m, n, k, lhsTransposed: layout.lhsDepth !== 1, rhsTransposed: layout.rhsDepth === 1 && layout.rhsOuter !== 1 };
+  const problem = checkGemmSpec(spec);
+  return problem === undefined ? { spec, layout } : { declined: problem };
+}
+
 /** Why no GEMM kernel (of either backend) takes a spec, or undefined. */
 export function checkGemmSpec(spec: GemmSpec): string | undefined {
   for (const key of ["batch", "m", "n", "k"] as const) {

@@ -46,7 +46,7 @@
 
 import type { Declined } from "../kernel/declined.js";
 import {
-  checkGemmSpec, gemmBalance, gemmElementBytes, gemmKernelName, gemmTiling, packedBOf, planGemm, ROW_DOT_COLUMNS, streamedPanelsOf, stridedGemmOfDot, type GemmSchedule, type GemmSpec,
+  checkGemmSpec, cpuStridedGemmOf, gemmBalance, gemmElementBytes, gemmKernelName, gemmTiling, packedBOf, planGemm, ROW_DOT_COLUMNS, streamedPanelsOf, type GemmSchedule, type GemmSpec,
   type GemmTiling, type PackedB, type SplitBalance, type StridedGemm,
 } from "../kernel/gemm_plan.js";
 import type { Instruction } from "../../ir/computation.js";
@@ -714,18 +714,11 @@ export interface NativeStridedGemm {
  */
 export function nativeStridedGemmOf(dot: Instruction<"dot">, cpu: NativeCpu, resultPermutation?: readonly number[]): NativeStridedGemm | Declined {
   const family = gemmFamily(cpu);
-  const types = [dot, ...dot.operands].map((x) => (x.shape.kind === "array" ? x.shape.elementType : undefined));
-  const type = types[0];
-  if ((type !== "f32" && type !== "f64") || types.some((t) => t !== type)) return { declined: `dot: element types ${types.join(", ")} (the strided C GEMM takes f32 or f64 throughout)` };
-  const layout = stridedGemmOfDot(dot, resultPermutation);
-  if ("declined" in layout) return layout;
-  if (layout.outCol !== 1 || layout.outRow < layout.n) return { declined: "dot: the strided C GEMM stores its product's columns consecutive, its rows at least n apart" };
+  const strided = cpuStridedGemmOf(dot, resultPermutation);
+  if ("declined" in strided) return strided;
+  const { spec, layout } = strided;
   const { batch, m, n, k } = layout;
   if (resultPermutation !== undefined && k === 0) return { declined: "dot: a product of no steps of k is not stored transposed" };
-  // The spec whose schedule is planned: A k-major or B n-major as their contracting stride says (the tiling and the kernel kind follow it).
-  const spec: GemmSpec = { elementType: type, batch, m, n, k, lhsTransposed: layout.lhsDepth !== 1, rhsTransposed: layout.rhsDepth === 1 && layout.rhsOuter !== 1 };
-  const problem = checkGemmSpec(spec);
-  if (problem !== undefined) return { declined: problem };
   const planned = planGemm(spec, family.target, gemmTiling(spec, family.target));
   if (planned.kind !== "packed") return { declined: `dot: ${batch}x${m}x${n}x${k} takes the ${planned.kind} kernel, which reads its operands as stored row-major` };
   const schedule: GemmSchedule = { ...planned, aRow: layout.lhsOuter, aK: layout.lhsDepth, bK: layout.rhsDepth, bLine: layout.rhsOuter };

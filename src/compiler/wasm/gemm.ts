@@ -30,7 +30,7 @@ import { ModuleBuilder, type FunctionBuilder } from "./encoder.js";
 import type { WasmKernel, WasmTarget } from "./kernel.js";
 import type { Declined } from "../kernel/declined.js";
 import {
-  checkGemmSpec, dotsRows, gemmElementBytes, gemmKernelName, gemmTiling, packedBOf, planGemm, streamedPanelsOf, stridedGemmOfDot, type GemmSpec, type GemmTarget, type GemmTiling,
+  checkGemmSpec, cpuStridedGemmOf, dotsRows, gemmElementBytes, gemmKernelName, gemmTiling, packedBOf, planGemm, streamedPanelsOf, type GemmSpec, type GemmTarget, type GemmTiling,
   type StridedGemm,
 } from "../kernel/gemm_plan.js";
 import type { Instruction } from "../../ir/computation.js";
@@ -200,16 +200,11 @@ function pushStridedBatchOffset(f: FunctionBuilder, layout: StridedGemm, side: "
  * pipeline keeps such a dot out of the dot decomposer's transposes (plan.ts).
  */
 export function wasmStridedGemmOf(dot: Instruction<"dot">): { readonly spec: GemmSpec; readonly layout: StridedGemm } | Declined {
-  const types = [dot, ...dot.operands].map((x) => (x.shape.kind === "array" ? x.shape.elementType : undefined));
-  const type = types[0];
-  if ((type !== "f32" && type !== "f64") || types.some((t) => t !== type)) return { declined: `dot: element types ${types.join(", ")} (the strided GEMM takes f32 or f64 throughout)` };
-  const layout = stridedGemmOfDot(dot);
-  if ("declined" in layout) return layout;
-  if (layout.outCol !== 1 || layout.outRow !== layout.n) return { declined: "dot: the strided GEMM stores its product row-major" };
+  const strided = cpuStridedGemmOf(dot);
+  if ("declined" in strided) return strided;
+  const { spec, layout } = strided;
+  if (layout.outRow !== layout.n) return { declined: "dot: the strided GEMM stores its product row-major" };
   const { batch, m, n, k } = layout;
-  const spec: GemmSpec = { elementType: type, batch, m, n, k, lhsTransposed: layout.lhsDepth !== 1, rhsTransposed: layout.rhsDepth === 1 && layout.rhsOuter !== 1 };
-  const problem = checkGemmSpec(spec);
-  if (problem !== undefined) return { declined: problem };
   if (dotsRows(spec, ROW_DOTS_TARGET)) return { declined: `dot: ${batch}x${m}x${n}x${k} takes the row dots' kernel, which reads its operands as stored` };
   const kind = planGemm(spec, WASM_GEMM_TARGET, gemmTiling(spec, WASM_GEMM_TARGET)).kind;
   if (kind !== "packed") return { declined: `dot: ${batch}x${m}x${n}x${k} takes the ${kind} kernel, which reads its operands as stored` };
