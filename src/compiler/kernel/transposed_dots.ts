@@ -14,7 +14,7 @@ import type { Computation, Instruction } from "../../ir/computation.js";
  * The transpose a loop fusion is, where it only permutes its one operand (a transpose,
  * maybe reshaped after: attention's heads' outputs [h, s, d] to [s, h·d]): its permutation.
  */
-export function transposeOnly(inst: Instruction): readonly number[] | undefined {
+function transposeOnly(inst: Instruction): readonly number[] | undefined {
   if (inst.opcode !== "fusion" || (inst as Instruction<"fusion">).attrs.kind !== "loop" || inst.operands.length !== 1) return undefined;
   const fused = (inst as Instruction<"fusion">).attrs.calledComputation;
   let x = fused.root;

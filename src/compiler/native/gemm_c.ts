@@ -655,15 +655,16 @@ export function emitGemmC(
   const r = anyGemmRoutine(schedule, family, sym, undefined, packed !== undefined);
   const source = withKernelEntry(r, sym);
   return {
-    name,
-    c: symbol === undefined ? symbolize("gemm", source) : { symbol, source },
-    operandCount: 2,
-    resultCount: 1,
-    scratchBytes: r.scratchBytes,
-    parallelExtent: r.parallelExtent,
-    costPerUnit: r.costPerUnit,
-    ...(r.balance.grain > 0 ? { balance: r.balance } : {}),
+    ...gemmKernel(name, symbol === undefined ? symbolize("gemm", source) : { symbol, source }, r),
     ...(packed !== undefined ? { packedOperand: { operand: 1, layout: packed } } : {}),
+  };
+}
+
+/** The kernel of a GEMM routine (A and B in, C out) whose entry is `c`: its size, split and balance. */
+function gemmKernel(name: string, c: NativeKernel["c"], r: GemmRoutine): NativeKernel {
+  return {
+    name, c, operandCount: 2, resultCount: 1, scratchBytes: r.scratchBytes, parallelExtent: r.parallelExtent, costPerUnit: r.costPerUnit,
+    ...(r.balance.grain > 0 ? { balance: r.balance } : {}),
   };
 }
 
@@ -737,15 +738,5 @@ export function emitStridedGemmC(dot: Instruction<"dot">, cpu: NativeCpu, result
   const r = gemmRoutine(schedule, family, SYM, undefined, false, false, false, g);
   const stored = resultPermutation === undefined ? "" : ` C rows ${g.outRow} apart (stored transposed ${resultPermutation.join(",")})`;
   const name = `gemm ${g.batch > 1 ? `${g.batch}x` : ""}${g.m}x${g.n}x${g.k} strided (A ${g.lhsOuter},${g.lhsDepth} B ${g.rhsDepth},${g.rhsOuter}${stored}) ${schedule.spec.elementType} ${family.name}`;
-  const source = withKernelEntry(r, SYM);
-  return {
-    name,
-    c: symbolize("gemm", source),
-    operandCount: 2,
-    resultCount: 1,
-    scratchBytes: r.scratchBytes,
-    parallelExtent: r.parallelExtent,
-    costPerUnit: r.costPerUnit,
-    ...(r.balance.grain > 0 ? { balance: r.balance } : {}),
-  };
+  return gemmKernel(name, symbolize("gemm", withKernelEntry(r, SYM)), r);
 }
