@@ -204,8 +204,12 @@ export function stridedGemmOfDot(dot: Instruction<"dot">, resultPermutation?: re
  * A dot the CPU GEMMs may read in place (stridedGemmOfDot), with the GemmSpec its schedule
  * is planned with: A k-major or B n-major as their contracting strides say, so that the
  * tiling and the kernel kind follow the operands as they lie. f32 or f64 throughout, C's
- * columns consecutive; each backend then asks its own planner whether the kernel kind
- * reads through strides (native/gemm_c.ts nativeStridedGemmOf, wasm/gemm.ts wasmStridedGemmOf).
+ * columns consecutive and its rows outRow >= n apart (both CPU GEMMs store a row of a tile
+ * as whole vectors, each row at its own offset: `resultPermutation` may spread the rows,
+ * not the columns); each backend then asks its own planner whether the kernel kind reads
+ * through strides (native/gemm_c.ts nativeStridedGemmOf, wasm/gemm.ts wasmStridedGemmOf).
+ * A product of no steps of k is not stored transposed (zeros, which the transpose's own
+ * kernel copies as well; the WebAssembly kernel zeroes such a C as one run of whole rows).
  */
 export function cpuStridedGemmOf(dot: Instruction<"dot">, resultPermutation?: readonly number[]): { readonly spec: GemmSpec; readonly layout: StridedGemm } | Declined {
   const types = [dot, ...dot.operands].map((x) => (x.shape.kind === "array" ? x.shape.elementType : undefined));
@@ -215,9 +219,19 @@ export function cpuStridedGemmOf(dot: Instruction<"dot">, resultPermutation?: re
   if ("declined" in layout) return layout;
   if (layout.outCol !== 1 || layout.outRow < layout.n) return { declined: "dot: the strided CPU GEMMs store a product's columns consecutive, its rows at least n apart" };
   const { batch, m, n, k } = layout;
+  if (resultPermutation !== undefined && k === 0) return { declined: "dot: a product of no steps of k is not stored transposed" };
   const spec: GemmSpec = { elementType: type, batch, m, n, k, lhsTransposed: layout.lhsDepth !== 1, rhsTransposed: layout.rhsDepth === 1 && layout.rhsOuter !== 1 };
   const problem = checkGemmSpec(spec);
   return problem === undefined ? { spec, layout } : { declined: problem };
+}
+
+/**
+ * A CPU strided GEMM's kernel name (the backend may add its own part): its sizes, its
+ * operands' strides and, where its product is stored transposed, C's row stride.
+ */
+export function stridedGemmKernelName(g: StridedGemm, elementType: GemmElement, resultPermutation?: readonly number[]): string {
+  const stored = resultPermutation === undefined ? "" : ` C rows ${g.outRow} apart (stored transposed ${resultPermutation.join(",")})`;
+  return `gemm ${g.batch > 1 ? `${g.batch}x` : ""}${g.m}x${g.n}x${g.k} strided (A ${g.lhsOuter},${g.lhsDepth} B ${g.rhsDepth},${g.rhsOuter}${stored}) ${elementType}`;
 }
 
 /** Why no GEMM kernel (of either backend) takes a spec, or undefined. */

@@ -46,8 +46,8 @@
 
 import type { Declined } from "../kernel/declined.js";
 import {
-  checkGemmSpec, cpuStridedGemmOf, gemmBalance, gemmElementBytes, gemmKernelName, gemmTiling, packedBOf, planGemm, ROW_DOT_COLUMNS, streamedPanelsOf, type GemmSchedule, type GemmSpec,
-  type GemmTiling, type PackedB, type SplitBalance, type StridedGemm,
+  checkGemmSpec, cpuStridedGemmOf, gemmBalance, gemmElementBytes, gemmKernelName, gemmTiling, packedBOf, planGemm, ROW_DOT_COLUMNS, streamedPanelsOf, stridedGemmKernelName,
+  type GemmSchedule, type GemmSpec, type GemmTiling, type PackedB, type SplitBalance, type StridedGemm,
 } from "../kernel/gemm_plan.js";
 import type { Instruction } from "../../ir/computation.js";
 import { range } from "../../types/arrays.js";
@@ -719,7 +719,6 @@ export function nativeStridedGemmOf(dot: Instruction<"dot">, cpu: NativeCpu, res
   if ("declined" in strided) return strided;
   const { spec, layout } = strided;
   const { batch, m, n, k } = layout;
-  if (resultPermutation !== undefined && k === 0) return { declined: "dot: a product of no steps of k is not stored transposed" };
   const planned = planGemm(spec, family.target, gemmTiling(spec, family.target));
   if (planned.kind !== "packed") return { declined: `dot: ${batch}x${m}x${n}x${k} takes the ${planned.kind} kernel, which reads its operands as stored row-major` };
   const schedule: GemmSchedule = { ...planned, aRow: layout.lhsOuter, aK: layout.lhsDepth, bK: layout.rhsDepth, bLine: layout.rhsOuter };
@@ -736,7 +735,6 @@ export function emitStridedGemmC(dot: Instruction<"dot">, cpu: NativeCpu, result
   if ("declined" in strided) return strided;
   const { layout: g, schedule, family } = strided;
   const r = gemmRoutine(schedule, family, SYM, undefined, false, false, false, g);
-  const stored = resultPermutation === undefined ? "" : ` C rows ${g.outRow} apart (stored transposed ${resultPermutation.join(",")})`;
-  const name = `gemm ${g.batch > 1 ? `${g.batch}x` : ""}${g.m}x${g.n}x${g.k} strided (A ${g.lhsOuter},${g.lhsDepth} B ${g.rhsDepth},${g.rhsOuter}${stored}) ${schedule.spec.elementType} ${family.name}`;
+  const name = `${stridedGemmKernelName(g, schedule.spec.elementType, resultPermutation)} ${family.name}`;
   return gemmKernel(name, symbolize("gemm", withKernelEntry(r, SYM)), r);
 }
