@@ -21,7 +21,7 @@ import {
 } from "./buffers/assignment.js";
 import { isControlFlow, planControlFlow, relocateControlFlow, type ControlFlowStep } from "./control_flow.js";
 import { compileOutputFusionInPlace, compileRoutine, compileTransposedDot, type ProgramKernel } from "./routines.js";
-import { dotsTransposedAfter, type TransposedAfter } from "./kernel/transposed_dots.js";
+import { dotsTransposedAfter } from "./kernel/transposed_dots.js";
 import { packB, packedBLength, type PackedB } from "./kernel/gemm_plan.js";
 import type { CpuTarget } from "./backend_contract.js";
 import { outputFusionCanKeepProduct } from "./kernel/epilogue_plan.js";
@@ -223,8 +223,8 @@ function planSteps(entry: Computation, ctx: ProgramContext, module?: HloModule):
   const overParameterCandidates: { step: number; result: number; parameter: number }[] = [];
   // The steps that run output fusions (their kernel depends on whether they end up in place).
   const outputFusionSteps = new Map<number, Instruction<"fusion">>();
-  // Dots whose one user only transposes them (the heads' outputs back to [s, h, d]): the native GEMM writes the transposed array and that kernel is left out.
-  const transposedDots = target.native === undefined ? new Map<Instruction, TransposedAfter>() : dotsTransposedAfter(entry);
+  // Dots whose one user only transposes them (the heads' outputs back to [s, h, d]): the GEMM writes the transposed array and that kernel is left out.
+  const transposedDots = dotsTransposedAfter(entry);
   const foldedTransposes = new Map<Instruction, Instruction>();
   for (const inst of entry.instructions) {
     const named = namedLeaves(inst, leaves, firstParamLeaf, constants);

@@ -161,13 +161,16 @@ function nativeRoutine(inst: Instruction, cpu: NativeCpu, packable: readonly boo
 }
 
 /**
- * The native C GEMM of a dot whose one user only transposes it (kernel/transposed_dots.ts
+ * The GEMM of a dot whose one user only transposes it (kernel/transposed_dots.ts
  * dotsTransposedAfter), writing the transposed array, so the transpose's kernel is left
- * out (program.ts); declined on wasm, whose GEMM stores C row-major.
+ * out (program.ts): the native C GEMM with `target.native`, else the WebAssembly one. The
+ * native backend does not fall back to the WebAssembly GEMM here: where its C GEMM
+ * declines (a few rows, which its streaming kernels take), the C GEMM and the transpose's
+ * kernel run as they would without the fold.
  */
-export function compileTransposedDot(dot: Instruction<"dot">, permutation: readonly number[], { native }: CpuTarget): ProgramKernel | Declined {
-  if (native === undefined) return { declined: "a transpose after a dot is folded into the native C GEMM only" };
-  return nativeRoutine(dot, native, [], (i, cpu) => emitStridedGemmC(i as Instruction<"dot">, cpu, permutation));
+export function compileTransposedDot(dot: Instruction<"dot">, permutation: readonly number[], { wasm, native }: CpuTarget): ProgramKernel | Declined {
+  if (native !== undefined) return nativeRoutine(dot, native, [], (i, cpu) => emitStridedGemmC(i as Instruction<"dot">, cpu, permutation));
+  return wasmRoutine(dot, wasm, [], (i, target) => emitStridedGemmKernel(i as Instruction<"dot">, target, permutation));
 }
 
 /** Reasons starting with this mark a code generator that threw: a bug to fix, not a limitation (tests look for it). */
@@ -201,8 +204,7 @@ export function compileOutputFusionInPlace(inst: Instruction<"fusion">, { wasm, 
   return isDeclined(w) || c === undefined ? w : { ...w, nativeDeclined: c.declined };
 }
 
-function wasmRoutine(inst: Instruction, target: WasmTarget, packable: readonly boolean[]): WasmKernel | Declined {
-  const routine = ROUTINES[inst.opcode];
+function wasmRoutine(inst: Instruction, target: WasmTarget, packable: readonly boolean[], routine = ROUTINES[inst.opcode]): WasmKernel | Declined {
   if (routine === undefined) return { declined: `no compiled routine for ${inst.opcode}` };
   try {
     return routine(inst, target, packable);

@@ -5,8 +5,9 @@
 // copy kernel is left out (attention's heads' outputs [h, s, d] back to [s, h, d]).
 // Backend-neutral, as DESIGN.md's schedules are: it only reads the fused IR; which dots
 // a backend then takes is its GEMM's own answer (WebGPU's wgslTransposedDotKernel, the
-// native C GEMM's routines.ts compileTransposedDot; a backend declining one, wasm's
-// today, keeps the transpose as a kernel of its own).
+// CPU GEMMs' routines.ts compileTransposedDot, C or WebAssembly; a dot its GEMM declines,
+// such as one of a few rows that a streaming kernel takes, keeps the transpose as a
+// kernel of its own).
 
 import type { Computation, Instruction } from "../../ir/computation.js";
 

@@ -1,7 +1,8 @@
 // GEMM kernels: C[b][m][n] = sum_k A[b][m][k] * B[b][k][n], row-major, f32 or f64, with
 // A optionally stored [b][k][m] (lhsTransposed) and B [b][n][k] (rhsTransposed), or (the
 // packed kernel) A and B read where a dot not in GEMM form leaves them, through their
-// strides and each batch's own offsets (wasmStridedGemmOf, at the end).
+// strides and each batch's own offsets, and C maybe stored transposed, its rows further
+// apart than n (wasmStridedGemmOf, at the end).
 //
 // The GotoBLAS/BLIS structure with XNNPACK-style wasm SIMD tiles: for each block of nc
 // columns and kc steps of k, pack B into nr-wide panels (scratch, so they stay in L2);
@@ -30,8 +31,8 @@ import { ModuleBuilder, type FunctionBuilder } from "./encoder.js";
 import type { WasmKernel, WasmTarget } from "./kernel.js";
 import type { Declined } from "../kernel/declined.js";
 import {
-  checkGemmSpec, cpuStridedGemmOf, dotsRows, gemmElementBytes, gemmKernelName, gemmTiling, packedBOf, planGemm, streamedPanelsOf, type GemmSpec, type GemmTarget, type GemmTiling,
-  type StridedGemm,
+  checkGemmSpec, cpuStridedGemmOf, dotsRows, gemmElementBytes, gemmKernelName, gemmTiling, packedBOf, planGemm, streamedPanelsOf, stridedGemmKernelName, type GemmSpec,
+  type GemmTarget, type GemmTiling, type StridedGemm,
 } from "../kernel/gemm_plan.js";
 import type { Instruction } from "../../ir/computation.js";
 import { forRange } from "./loops.js";
@@ -54,8 +55,10 @@ export function emitGemmKernel(
   const problem = checkGemmSpec(spec);
   if (problem !== undefined) return { declined: problem };
   if (!target.simd) return { declined: "gemm: needs SIMD128" };
-  if (strided !== undefined && (epilogue !== undefined || constantB || strided.outCol !== 1 || strided.outRow !== spec.n)) {
-    return { declined: "gemm: operands read through strides take no epilogue, no pre-packed B, and a row-major C" };
+  // C's rows outRow apart (a product stored transposed), its columns consecutive: the tiles
+  // store whole vectors either way. With k = 0, C is zeroed as one run of rows n apart.
+  if (strided !== undefined && (epilogue !== undefined || constantB || strided.outCol !== 1 || strided.outRow < spec.n || (spec.k === 0 && strided.outRow !== spec.n))) {
+    return { declined: "gemm: operands read through strides take no epilogue, no pre-packed B, and C's columns consecutive, its rows at least n apart (n when k is 0)" };
   }
   const type = spec.elementType;
   const es = gemmElementBytes(type);
@@ -95,7 +98,10 @@ export function emitGemmKernel(
   const [aRow, aK, bK, bLine] = strided === undefined
     ? [schedule.aRow, schedule.aK, schedule.bK, schedule.bLine]
     : [strided.lhsOuter, strided.lhsDepth, strided.rhsDepth, strided.rhsOuter];
-  const layout: GemmRowsLayout = { type, n, k, aRow: aRow * es, aK: aK * es, bK: bK * es, bLine: bLine * es, prepackedB: packed !== undefined };
+  const layout: GemmRowsLayout = {
+    type, n, k, aRow: aRow * es, aK: aK * es, bK: bK * es, bLine: bLine * es, prepackedB: packed !== undefined,
+    ...(strided === undefined ? {} : { cRow: strided.outRow * es }),
+  };
   // Elements of one batch of B as the kernel reads it.
   const bBatch = packed === undefined ? k * n : k * Math.ceil(n / nr) * nr;
   const module = new ModuleBuilder().importMemory(target);
@@ -128,7 +134,7 @@ export function emitGemmKernel(
       if (k === 0) {
         // No products: the rows of C are zero (one chunk: whole rows).
         f.localGet(c).localGet(bi).i32Const(m * n * es).i32Mul().i32Add().localGet(lo).i32Const(n * es).i32Mul().i32Add();
-        // (k 0: C is written row-major, [batch][m][n], the layout a strided dot's C has too.)
+        // (k 0: C is written row-major, [batch][m][n], the layout a strided dot's C has too: one stored transposed is declined above.)
         f.i32Const(0).localGet(hi).localGet(lo).i32Sub().i32Const(n * es).i32Mul().memoryFill();
         if (epi !== undefined) {
           // The epilogue reads the zeros it finishes from C itself.
@@ -195,15 +201,16 @@ function pushStridedBatchOffset(f: FunctionBuilder, layout: StridedGemm, side: "
  * batch dimensions anywhere, each side's free and contracting dimensions contiguous) is
  * planned with, and its layout, when the WebAssembly packed GEMM reads its operands in
  * place (the rows' loop nest takes any strides; each batch starts at its batch axes'
- * offsets), its product row-major as the dot returns it; or why not. The streaming and
- * row-dot kernels of a few rows read their operands as stored, and are declined. The wasm
- * pipeline keeps such a dot out of the dot decomposer's transposes (plan.ts).
+ * offsets), its product row-major as the dot returns it or, with `resultPermutation`,
+ * transposed by it (the transpose after the dot, kernel/transposed_dots.ts: C's rows
+ * outRow apart, each batch at its own offset); or why not. The streaming and row-dot
+ * kernels of a few rows read their operands and store C as stored, and are declined. The
+ * wasm pipeline keeps such a dot out of the dot decomposer's transposes (plan.ts).
  */
-export function wasmStridedGemmOf(dot: Instruction<"dot">): { readonly spec: GemmSpec; readonly layout: StridedGemm } | Declined {
-  const strided = cpuStridedGemmOf(dot);
+export function wasmStridedGemmOf(dot: Instruction<"dot">, resultPermutation?: readonly number[]): { readonly spec: GemmSpec; readonly layout: StridedGemm } | Declined {
+  const strided = cpuStridedGemmOf(dot, resultPermutation);
   if ("declined" in strided) return strided;
   const { spec, layout } = strided;
-  if (layout.outRow !== layout.n) return { declined: "dot: the strided GEMM stores its product row-major" };
   const { batch, m, n, k } = layout;
   if (dotsRows(spec, ROW_DOTS_TARGET)) return { declined: `dot: ${batch}x${m}x${n}x${k} takes the row dots' kernel, which reads its operands as stored` };
   const kind = planGemm(spec, WASM_GEMM_TARGET, gemmTiling(spec, WASM_GEMM_TARGET)).kind;
@@ -211,13 +218,14 @@ export function wasmStridedGemmOf(dot: Instruction<"dot">): { readonly spec: Gem
   return { spec, layout };
 }
 
-/** The packed WebAssembly GEMM of a dot reading its operands in place (wasmStridedGemmOf), or why not. */
-export function emitStridedGemmKernel(dot: Instruction<"dot">, target: WasmTarget): WasmKernel | Declined {
-  const strided = wasmStridedGemmOf(dot);
+/**
+ * The packed WebAssembly GEMM of a dot reading its operands in place (wasmStridedGemmOf),
+ * or why not; with `resultPermutation`, storing its product transposed by it.
+ */
+export function emitStridedGemmKernel(dot: Instruction<"dot">, target: WasmTarget, resultPermutation?: readonly number[]): WasmKernel | Declined {
+  const strided = wasmStridedGemmOf(dot, resultPermutation);
   if ("declined" in strided) return strided;
-  const { spec, layout: g } = strided;
-  const kernel = emitGemmKernel(spec, target, undefined, undefined, false, g);
-  if ("declined" in kernel) return kernel;
-  const name = `gemm ${g.batch > 1 ? `${g.batch}x` : ""}${g.m}x${g.n}x${g.k} strided (A ${g.lhsOuter},${g.lhsDepth} B ${g.rhsDepth},${g.rhsOuter}) ${spec.elementType}`;
-  return { ...kernel, name };
+  const { spec, layout } = strided;
+  const kernel = emitGemmKernel(spec, target, undefined, undefined, false, layout);
+  return "declined" in kernel ? kernel : { ...kernel, name: stridedGemmKernelName(layout, spec.elementType, resultPermutation) };
 }

@@ -1,8 +1,10 @@
 // The blocked GEMM loop nest shared by the GEMM and convolution kernels:
 // rows(a, b, c, scratch, rowBegin, rowEnd, colBegin, colEnd) computes the block
 // [rowBegin, rowEnd) x [colBegin, colEnd) of C = A B, with A(i, p) at a + i*aRow + p*aK, B(p, j) at b + p*bK + j*bLine and
-// C(i, j) at c + (i*n + j)*es, packing B blocks into its scratch (see gemm.ts), or, with
-// prepackedB, reading them where packedBOf's layout (blocks of tiling.nc columns) puts them.
+// C(i, j) at c + i*cRow + j*es (cRow n elements, or further apart: a strided GEMM's product
+// stored transposed, its columns still consecutive, so tiles store whole vectors as ever),
+// packing B blocks into its scratch (see gemm.ts), or, with prepackedB, reading them where
+// packedBOf's layout (blocks of tiling.nc columns) puts them.
 // With an epilogue (output fusions, epilogue.ts), rows takes more arguments, (rowBase,
 // operand0, ..., operandN-1, result), and finishes each tile after its last block of
 // k: a full tile in registers, by microkernels that apply the epilogue before they
@@ -40,6 +42,11 @@ export interface GemmRowsLayout {
   readonly aK: number;
   readonly bK: number;
   readonly bLine: number;
+  /**
+   * Bytes between C's rows: n elements unless given (a strided GEMM storing its product
+   * transposed, wasm/gemm.ts). Not with an epilogue, which addresses rows n apart.
+   */
+  readonly cRow?: number;
   /** B comes in packedBOf's layout (b is its batch's first element): nothing to pack. */
   readonly prepackedB?: boolean;
 }
@@ -89,6 +96,9 @@ export function emitGemmRows(
   const { type, n, k, aRow, aK, bK, bLine, prepackedB = false } = layout;
   if (runtimeDepth && (epilogue !== undefined || prepackedB)) throw new Error("gemm rows: a depth given at run time takes no epilogue and no pre-packed B");
   const { bytes: es, lanes } = elementInfo(type);
+  const cRow = layout.cRow ?? n * es;
+  if (cRow % es !== 0) throw new Error(`gemm rows: C's rows ${cRow} bytes apart are not whole elements`);
+  if (epilogue !== undefined && cRow !== n * es) throw new Error(`gemm rows: an epilogue takes C's rows ${n} elements apart, not ${cRow} bytes`);
   const { mr, nrVectors } = tiling;
   const nr = nrVectors * lanes;
   // Column blocks hold whole panels.
@@ -120,13 +130,13 @@ export function emitGemmRows(
   const inRegisters = epilogue?.inRegisters;
   const tileEpilogue = inRegisters === undefined ? undefined : { operands: epilogue!.operands, emit: inRegisters };
   const final = (count: number, a: ALayout): number | undefined =>
-    tileEpilogue === undefined ? undefined : emitMicrokernel(module, type, count, nrVectors, a, n * es, fused, tileEpilogue);
-  const micro = emitMicrokernel(module, type, mr, nrVectors, fullTileALayout, n * es, fused);
+    tileEpilogue === undefined ? undefined : emitMicrokernel(module, type, count, nrVectors, a, cRow, fused, tileEpilogue);
+  const micro = emitMicrokernel(module, type, mr, nrVectors, fullTileALayout, cRow, fused);
   const microFinal = final(mr, fullTileALayout);
   const microTile = emitMicrokernel(module, type, mr, nrVectors, fullTileALayout, nr * es, fused);
   const partial = remainders.map((count) => ({
     count,
-    micro: emitMicrokernel(module, type, count, nrVectors, aLayout, n * es, fused),
+    micro: emitMicrokernel(module, type, count, nrVectors, aLayout, cRow, fused),
     microFinal: final(count, aLayout),
     microTile: emitMicrokernel(module, type, count, nrVectors, aLayout, nr * es, fused),
   }));
@@ -192,8 +202,8 @@ export function emitGemmRows(
           const tiles = (fullFn: number, finalFn: number | undefined, tileFn: number, rowCount: number): void => {
             forRange(f, jr, 0, { local: nLen }, nr, () => {
               f.localGet(panels).localGet(jr).localGet(kLen).i32Mul().i32Const(es).i32Mul().i32Add().localSet(pb);
-              // cp = c + (ir * n + jc + jr) * es: where the tile goes, in C
-              f.localGet(c).localGet(ir).i32Const(n).i32Mul().localGet(jc).i32Add().localGet(jr).i32Add().i32Const(es).i32Mul().i32Add().localSet(cp);
+              // cp = c + (ir * cRow / es + jc + jr) * es: where the tile goes, in C
+              f.localGet(c).localGet(ir).i32Const(cRow / es).i32Mul().localGet(jc).i32Add().localGet(jr).i32Add().i32Const(es).i32Mul().i32Add().localSet(cp);
               f.localGet(jr).i32Const(nr).i32Add().localGet(nLen).i32LeU().if();
               if (finalFn !== undefined) {
                 // In registers: the microkernel that applies the epilogue, after the last block of k.
@@ -215,10 +225,10 @@ export function emitGemmRows(
                 if (inScratch) f.localGet(rowTile).localGet(jr).i32Const(es).i32Mul().i32Add().localSet(cp);
                 f.localGet(nLen).localGet(jr).i32Sub().localSet(tc);
                 f.localGet(pc).if();
-                f.localGet(cp).i32Const(n * es).localGet(tile).i32Const(nr * es).i32Const(rowCount).localGet(tc).call(copyTile);
+                f.localGet(cp).i32Const(cRow).localGet(tile).i32Const(nr * es).i32Const(rowCount).localGet(tc).call(copyTile);
                 f.end();
                 f.localGet(pa).localGet(pb).localGet(tile).localGet(kLen).localGet(pc).call(tileFn);
-                f.localGet(tile).i32Const(nr * es).localGet(cp).i32Const(n * es).i32Const(rowCount).localGet(tc).call(copyTile);
+                f.localGet(tile).i32Const(nr * es).localGet(cp).i32Const(cRow).i32Const(rowCount).localGet(tc).call(copyTile);
                 // The edge tile, finished right after it is written.
                 if (inRegisters !== undefined) callEpilogue(rowCount, jr, tc);
               }
