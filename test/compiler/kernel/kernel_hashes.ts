@@ -14,7 +14,7 @@
 import { createHash } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import {
-  XlaBuilder, add, arrayShape, broadcastInDim, dot, constantR0, max, min, mul, parameter, reduce, tanh,
+  XlaBuilder, add, arrayShape, broadcastInDim, dot, dotGeneral, constantR0, max, min, mul, parameter, reduce, reshape, tanh, transpose,
   type Computation, type ElementType, type XlaOp,
 } from "../../../src/index.js";
 import { HloModule } from "../../../src/ir/computation.js";
@@ -62,6 +62,15 @@ function gemmEpilogue(t: ElementType, m: number, k: number, n: number, act: "tan
   return b.build(act === "tanh" ? tanh(y) : max(y, constantR0(b, t, 0)));
 }
 
+/** Attention's heads' outputs p·v [h, s, d] transposed back to [s, h·d]: a dot the CPU GEMMs and WebGPU's store transposed. */
+function headsOutput(t: ElementType, h: number, s: number, d: number): Computation {
+  const b = new XlaBuilder(`heads_${t}`);
+  const p = parameter(b, 0, arrayShape(t, [h, s, s]), "p");
+  const v = parameter(b, 1, arrayShape(t, [h, s, d]), "v");
+  const pv = dotGeneral(p, v, { lhsBatchDimensions: [0], rhsBatchDimensions: [0], lhsContractingDimensions: [2], rhsContractingDimensions: [1] });
+  return b.build(reshape(transpose(pv, [1, 0, 2]), [s, h * d]));
+}
+
 function programs(): [string, Computation][] {
   const out: [string, Computation][] = [];
   for (let seed = 1; seed <= 120; seed++) out.push([`random ${seed}`, randomProgram(seed).computation]);
@@ -79,6 +88,7 @@ function programs(): [string, Computation][] {
     }
   }
   out.push(["layer_norm 64x768", layerNorm(64, 768)], ["layer_norm 5x13", layerNorm(5, 13)]);
+  for (const [t, h, s, d] of [["f32", 4, 128, 64], ["f64", 3, 37, 20]] as const) out.push([`heads output ${t} ${h}x${s}x${d}`, headsOutput(t, h, s, d)]);
   for (const t of ["f32", "f64", "s32", "u8", "bf16", "f16", "s64"] as ElementType[]) {
     for (const dims of [[37], [70000], [300, 301], [2, 2200000]]) out.push([`chain ${t} ${dims}`, chain(t, dims)]);
     for (const [dims, rdims] of [[[513, 1000], [1]], [[1000, 513], [0]], [[40, 50, 60], [0, 2]], [[100000], [0]], [[9, 7], [1]]] as [number[], number[]][]) {
