@@ -61,7 +61,7 @@ export interface ForeignRunLine {
 
 /** The commands of a file's `// RUN:` lines, with their 1-based line numbers. */
 function runCommands(fileText: string): { readonly line: number; readonly text: string }[] {
-  const lines = fileText.split("\n");
+  const lines = fileText.split(/\r?\n/);
   const out: { line: number; text: string }[] = [];
   lines.forEach((l, n) => {
     const m = /^\s*\/\/\s*RUN:\s*(.*)$/.exec(l);
@@ -80,21 +80,16 @@ function runsInterpreter(text: string): boolean {
  * its directory): what such a file is, and what runs it. Tools not listed are named as
  * they are.
  */
-const LIT_TOOLS: readonly { readonly tool: RegExp; readonly what: string; readonly how: string }[] = [
+const LIT_TOOLS: readonly { readonly tool: string; readonly what: string; readonly how: string }[] = [
   {
-    tool: /^sdy_opt$/,
+    tool: "sdy_opt",
     what: "an `xlats opt` lit test",
     how: "run it with a lit harness, `xlats opt` as sdy_opt (../shared/tools/sdy-harness.mjs)",
   },
   {
-    tool: /^run_sdy_interpreter_test\.sh$/,
+    tool: "run_sdy_interpreter_test.sh",
     what: "a Shardy executable test",
     how: "sdy_opt partitions it, stablehlo-translate --interpret runs it; run it with ../shared/tools/sdy-harness.mjs, `xlats opt` as sdy_opt and `xlats test` as --interp",
-  },
-  {
-    tool: /^(stablehlo-opt|mlir-opt)$/,
-    what: "a pass pipeline's lit test",
-    how: "its passes are `xlats opt`'s, its checks a lit harness's",
   },
 ];
 
@@ -110,7 +105,7 @@ export function foreignRunLines(fileText: string): ForeignRunLine[] {
     const fileCheck = /\|\s*FileCheck\b/.test(text);
     const checks = `${/\s-?-verify-diagnostics\b/.test(text) ? " -verify-diagnostics" : ""}${fileCheck ? " | FileCheck" : ""}`;
     const run = `RUN: ${tool} ...${checks}`;
-    const known = LIT_TOOLS.find((t) => t.tool.test(tool));
+    const known = LIT_TOOLS.find((t) => t.tool === tool);
     const description = known !== undefined
       ? `${known.what} (${run}): ${known.how}`
       : `a lit test of ${tool} (${run}): xlats test runs only stablehlo-translate --interpret RUN lines`;

@@ -119,6 +119,7 @@ func.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {
     name: "prop.mlir", status: "skip",
     message: "an `xlats opt` lit test (RUN: sdy_opt ... | FileCheck): run it with a lit harness, `xlats opt` as sdy_opt (../shared/tools/sdy-harness.mjs)",
   }]);
+  assert.deepEqual(runCheckText(propagation.replace(/\n/g, "\r\n"), "crlf.mlir").map((r) => r.status), ["skip"]);
   // A function without arguments and checks would otherwise "pass": it is not run at all.
   const diagnostics = `// RUN: sdy_opt %s -split-input-file -verify-diagnostics\n\n${CHECKED_ADD.replace("[2, 4]", "[2, 5]")}`;
   const [verify] = runCheckText(diagnostics, "diag.mlir");
