@@ -1,8 +1,8 @@
 // The playground's logic, apart from the page: parse and verify a program into
-// diagnostics placed at a line and column, draw its shardings with `xlats shardings`' own
-// code (an in-memory CliIo), and carry a program in a link. Running it is run.ts's, in
-// the run worker. This file imports the modules it needs, not the package's entry, so
-// that the page's bundle leaves out the compiler and the runtime (the worker has them).
+// diagnostics placed at a line and column, and carry a program in a link. Drawing its
+// shardings is shardings.ts's, running it run.ts's (in the run worker). This file imports
+// the modules it needs, not the package's entry, so that the page's bundle leaves out the
+// compiler and the runtime (the worker has them).
 
 import type { Computation, HloModule } from "../dist/src/ir/computation.js";
 import { verifyModule } from "../dist/src/ir/verify.js";
@@ -13,7 +13,6 @@ import { parseStableHlo, printMlirLiteral, shapeToMlir } from "../dist/src/text/
 import { DiagnosticList, ParseError, XlaError } from "../dist/src/types/errors.js";
 import { Literal } from "../dist/src/types/literal.js";
 import { detectFormat, type TextFormat } from "../dist/src/cli/formats.js";
-import { shardingsCommand } from "../dist/src/cli/shardings.js";
 
 export const FILE = "input";
 
@@ -94,27 +93,6 @@ export function npyLiteral(npy: NpyFile): Literal {
   } catch (e) {
     throw new ArgumentError(`${npy.file}: ${e instanceof Error ? e.message : String(e)}`);
   }
-}
-
-/**
- * `xlats shardings --html` on the text: a self-contained HTML page (none when no tensor has
- * a sharding), or the command's errors. What the command prints for a terminal ("wrote 2
- * figures to ...") is not for the page and is dropped.
- */
-export function drawShardings(text: string, propagate: boolean): { readonly html?: string; readonly errors: string } {
-  let html: string | undefined;
-  const errors: string[] = [];
-  const status = shardingsCommand({ file: FILE, propagate, html: "shardings.html" }, {
-    readFile: () => text,
-    isDirectory: () => false,
-    listDirectory: () => [],
-    joinPath: (dir, name) => `${dir}/${name}`,
-    writeFile: (_path, contents) => { html = contents; },
-    out: () => {},
-    err: (line) => errors.push(line),
-  });
-  const drawn = status === 0 && html !== undefined && !html.includes("No tensor in this selection has a sharding.");
-  return { ...(drawn ? { html } : {}), errors: errors.join("\n") };
 }
 
 /** What a link to the playground carries in its fragment: the program, its arguments, devices and backend. */

@@ -5,12 +5,13 @@
 
 import type { Computation } from "../dist/src/browser.js";
 import {
-  ArgumentError, check, defaultArgument, diagnosticsOf, drawShardings, formatDiagnostic, fromBase64, npyLiteral, parametersOf,
+  ArgumentError, check, defaultArgument, diagnosticsOf, formatDiagnostic, fromBase64, npyLiteral, parametersOf,
   readSharedFragment, sharedFragment, toBase64, type Argument, type NpyFile, type Shared,
 } from "./check.js";
 import { createEditor } from "./editor.js";
 import { EXAMPLES } from "./examples.js";
 import { Runner } from "./runner.js";
+import { drawShardings } from "./shardings.js";
 
 function element<T extends HTMLElement>(id: string): T {
   const e = document.getElementById(id);
@@ -135,21 +136,28 @@ function verify(given?: Shared["args"]): void {
   showShardings(checked.ok);
 }
 
+/** The drawings asked for so far: one that finishes after a later one was asked for is dropped. */
+let drawings = 0;
+
+/**
+ * Draws the shardings of the verified program, replacing the figures (or the message)
+ * when the drawing is done: with propagation, the first drawing waits for the passes'
+ * modules to load.
+ */
 function showShardings(verified: boolean): void {
-  shardings.hidden = true;
-  shardingsMessage.textContent = "";
-  if (!verified) return;
-  try {
-    const drawn = drawShardings(source.text(), propagate.checked);
-    if (drawn.html !== undefined) {
-      shardings.srcdoc = drawn.html;
-      shardings.hidden = false;
-    } else {
-      shardingsMessage.textContent = drawn.errors !== "" ? drawn.errors : "No tensor of this program has a sharding.";
-    }
-  } catch (e) {
-    shardingsMessage.textContent = diagnosticsOf(e).map((d) => formatDiagnostic(d, source.text())).join("\n");
-  }
+  const drawing = ++drawings;
+  const show = (html: string | undefined, message: string): void => {
+    if (drawing !== drawings) return;
+    if (html !== undefined) shardings.srcdoc = html;
+    shardings.hidden = html === undefined;
+    shardingsMessage.textContent = message;
+  };
+  if (!verified) return show(undefined, "");
+  const text = source.text();
+  drawShardings(text, propagate.checked).then(
+    (drawn) => show(drawn.html, drawn.html !== undefined ? "" : drawn.errors !== "" ? drawn.errors : "No tensor of this program has a sharding."),
+    (e: unknown) => show(undefined, diagnosticsOf(e).map((d) => formatDiagnostic(d, text)).join("\n")),
+  );
 }
 
 /** The figures' frame as tall as its content, so that no figure is cut off (the frame is same-origin, script-less). */

@@ -16,6 +16,10 @@
 // dense forms are parsed and compared bit for bit. A block matches the first value at or
 // after the previous match (FileCheck's CHECK order); what the matcher cannot read
 // (regular expressions, CHECK-SAME/-NOT/-LABEL/-DAG, other text) makes the case a skip.
+//
+// RUN lines of other tools are another kind of lit test (a pass pipeline checked by
+// FileCheck, Shardy's executable tests' wrapper script): foreignRunLines finds them and
+// says what each is and what runs it, for the runner to skip with that reason.
 
 import { ELEMENT_TYPES } from "../types/element_type.js";
 import type { Literal, Scalar } from "../types/literal.js";
@@ -44,12 +48,78 @@ export interface PrintedValue {
   readonly value: Literal;
 }
 
-/** The interpret RUN lines of a file. Other RUN lines (other tools) are ignored. */
+/** A `// RUN:` line that runs no interpreter. */
+export interface ForeignRunLine {
+  /** 1-based line of the file. */
+  readonly line: number;
+  readonly text: string;
+  /** It only writes a file for a later RUN line (`> %t.mlir`), checking nothing itself. */
+  readonly prepares: boolean;
+  /** What it tests and what runs it, e.g. "an `xlats opt` lit test (RUN: sdy_opt ... | FileCheck): run it with ...". */
+  readonly description: string;
+}
+
+/** The commands of a file's `// RUN:` lines, with their 1-based line numbers. */
+function runCommands(fileText: string): { readonly line: number; readonly text: string }[] {
+  const lines = fileText.split(/\r?\n/);
+  const out: { line: number; text: string }[] = [];
+  lines.forEach((l, n) => {
+    const m = /^\s*\/\/\s*RUN:\s*(.*)$/.exec(l);
+    if (m) out.push({ line: n + 1, text: m[1]!.trim() });
+  });
+  return out;
+}
+
+/** A RUN line of stablehlo-translate --interpret (what the runner runs), however its input is made. */
+function runsInterpreter(text: string): boolean {
+  return /stablehlo-translate/.test(text) && /--interpret\b/.test(text);
+}
+
+/**
+ * The lit tools whose tests other files are, by the RUN line's first program (without
+ * its directory): what such a file is, and what runs it. Tools not listed are named as
+ * they are.
+ */
+const LIT_TOOLS: readonly { readonly tool: string; readonly what: string; readonly how: string }[] = [
+  {
+    tool: "sdy_opt",
+    what: "an `xlats opt` lit test",
+    how: "run it with a lit harness, `xlats opt` as sdy_opt (../shared/tools/sdy-harness.mjs)",
+  },
+  {
+    tool: "run_sdy_interpreter_test.sh",
+    what: "a Shardy executable test",
+    how: "sdy_opt partitions it, stablehlo-translate --interpret runs it; run it with ../shared/tools/sdy-harness.mjs, `xlats opt` as sdy_opt and `xlats test` as --interp",
+  },
+];
+
+/**
+ * The RUN lines of a file that run no interpreter, each with what it tests; empty when
+ * every RUN line (or none) is stablehlo-translate --interpret.
+ */
+export function foreignRunLines(fileText: string): ForeignRunLine[] {
+  return runCommands(fileText).filter((r) => !runsInterpreter(r.text)).map(({ line, text }) => {
+    const program = /^(?:not\s+)?(\S+)/.exec(text)?.[1] ?? text;
+    const tool = program.slice(program.lastIndexOf("/") + 1);
+    // `sdy_opt ... | FileCheck`, `sdy_opt ... -verify-diagnostics`: the tool and what checks its output.
+    const fileCheck = /\|\s*FileCheck\b/.test(text);
+    const checks = `${/\s-?-verify-diagnostics\b/.test(text) ? " -verify-diagnostics" : ""}${fileCheck ? " | FileCheck" : ""}`;
+    const run = `RUN: ${tool} ...${checks}`;
+    const known = LIT_TOOLS.find((t) => t.tool === tool);
+    const description = known !== undefined
+      ? `${known.what} (${run}): ${known.how}`
+      : `a lit test of ${tool} (${run}): xlats test runs only stablehlo-translate --interpret RUN lines`;
+    // `stablehlo-opt --chlo-legalize-to-stablehlo %s > %t.mlir` makes the input of the
+    // interpret line after it: the runner reads the file as it is (CHLO imports as StableHLO).
+    return { line, text, prepares: !fileCheck && />\s*%t/.test(text), description };
+  });
+}
+
+/** The interpret RUN lines of a file. Other RUN lines (other tools) are ignored (foreignRunLines). */
 export function parseRunLines(fileText: string): RunLine[] {
   const out: RunLine[] = [];
-  for (const m of fileText.matchAll(/^\s*\/\/\s*RUN:\s*(.*)$/gm)) {
-    const text = m[1]!.trim();
-    if (!/stablehlo-translate/.test(text) || !/--interpret\b/.test(text)) continue;
+  for (const { text } of runCommands(fileText)) {
+    if (!runsInterpreter(text)) continue;
     const checked = /\|\s*FileCheck\b(.*)$/.exec(text);
     const prefixes: string[] = [];
     if (checked) {

@@ -6,6 +6,12 @@
 // `// RUN:` lines are honoured where they can be: `--args="[...]"` passes arguments to
 // main, and output piped to FileCheck is checked by value (filecheck.ts).
 //
+// Only cases that check something pass. A file whose RUN lines all run other tools
+// (`sdy_opt ... | FileCheck`: a pass pipeline's lit test) is not an interpreter test:
+// it is one skip, saying what it is and what runs it; in a file that also has interpret
+// RUN lines, the other tools' checking lines are one skip beside its cases. A file with
+// no RUN line tests only what its check ops check: a case that ran without one is a skip.
+//
 // `interpreter.run_parallel` runs its programs on the multi-device runtime, which is
 // asynchronous: `runCheckTextAsync` handles it; `runCheckText` (synchronous) skips
 // those cases. Evaluation itself stays synchronous: when the interpreter reaches a
@@ -39,7 +45,7 @@ import { parseStableHlo } from "../text/mlir/index.js";
 import { refineEntry } from "../passes/refine_shapes.js";
 import { parseMlirLiteral } from "../text/mlir/literal.js";
 import { checkEq, expectAlmostEq, expectClose, expectEq, type CheckOutcome } from "./compare.js";
-import { matchBlocks, parseCheckBlocks, parseRunLines, type PrintedValue, type RunLine } from "./filecheck.js";
+import { foreignRunLines, matchBlocks, parseCheckBlocks, parseRunLines, type PrintedValue, type RunLine } from "./filecheck.js";
 import { liftConstants } from "./lift_constants.js";
 import { memoryProbeDirectory, probeTargets, type ProbeDirectory } from "./probe.js";
 import { parseRunParallelConfig, PRINT, RUN_PARALLEL, runParallel, usesRunParallel, type ParallelOutcome, type ParallelRequest } from "./parallel.js";
@@ -99,6 +105,12 @@ interface CaseSpec {
   readonly args: readonly Literal[];
   /** Per honoured RUN line with FileCheck blocks: the blocks. */
   readonly fileChecks: readonly { readonly run: RunLine; readonly blocks: ReturnType<typeof parseCheckBlocks> }[];
+  /**
+   * The file has no RUN line, so only check ops check the case: one that ran none is a
+   * skip. (Under a RUN line, running cleanly is what lit checks, as for a case whose
+   * values go unprinted.)
+   */
+  readonly needsCheckOp: boolean;
 }
 
 /** Results of every case of a check-style file; each case is `file:function` (or `file:index` if names repeat). */
@@ -179,12 +191,23 @@ function plan(text: string, fileName: string): Planned[] {
   const runLines = parseRunLines(text);
   const honoured = runLines.filter((r) => r.unsupported === undefined);
   const unhonoured = runLines.filter((r) => r.unsupported !== undefined);
+  const foreign = foreignRunLines(text);
+  if (runLines.length === 0 && foreign.length > 0) {
+    return [{ name: fileName, result: { status: "skip", message: (foreign.find((r) => !r.prepares) ?? foreign[0]!).description } }];
+  }
+  const unrun = foreign.filter((r) => !r.prepares);
+  if (unrun.length > 0) {
+    const lines = unrun.map((r) => r.line).join(", ");
+    out.push({ name: fileName, result: { status: "skip", message: `RUN line${unrun.length > 1 ? "s" : ""} ${lines} not run here: ${unrun[0]!.description}` } });
+  }
   let lineOffset = 0;
+  let functionsSeen = false;
   text.split(SPLIT).forEach((chunk, index) => {
     const offset = lineOffset;
     lineOffset += chunk.split("\n").length - 1;
     const funcNames = [...chunk.matchAll(/func\.func\s+(?:public\s+|private\s+)?@([A-Za-z0-9_$.-]+)/g)].map((m) => m[1]!);
     if (funcNames.length === 0) return;
+    functionsSeen = true;
     const moduleName = /module\s+@([A-Za-z0-9_$.-]+)/.exec(chunk)?.[1];
     const chunkName = moduleName ?? (funcNames.includes("main") ? "main" : funcNames[funcNames.length - 1]!);
     const skip = (message: string): void => {
@@ -228,9 +251,10 @@ function plan(text: string, fileName: string): Planned[] {
         out.push({ name, result: { status: "fail", phase: "parse", message: e.message } });
         continue;
       }
-      out.push({ name, entry: refined, spec: { args: entryArgs, fileChecks } });
+      out.push({ name, entry: refined, spec: { args: entryArgs, fileChecks, needsCheckOp: runLines.length === 0 } });
     }
   });
+  if (!functionsSeen) out.push({ name: fileName, result: { status: "skip", message: "no func.func to run (a check-style test file is StableHLO text)" } });
   return out;
 }
 
@@ -340,6 +364,9 @@ function evaluateCase(
 function finish(run: Evaluation, spec: CaseSpec): Omit<CheckCaseResult, "name"> {
   if (run.kind === "error") return { status: "fail", phase: "evaluate", message: `${run.error.name}: ${run.error.message}` };
   if (run.kind === "suspended") return { status: "fail", phase: "evaluate", message: `${RUN_PARALLEL} was not run` };
+  if (spec.needsCheckOp && run.outcomes.length === 0) {
+    return { status: "skip", message: "it ran but checked nothing: no check op ran, and no RUN line checks what it prints" };
+  }
   const failed = run.outcomes.filter((o) => !o.ok);
   if (failed.length > 0) {
     return { status: "fail", phase: "check", message: `${failed.length} of ${run.outcomes.length} check(s) failed: ${failed[0]!.message}` };

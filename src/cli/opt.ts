@@ -11,12 +11,13 @@ import { describePassList, passFromFlagIn, passNameOfFlag, type PassRegistration
 import type { HloModule } from "../ir/computation.js";
 import { verifyModule } from "../ir/verify.js";
 import { parseStableHlo, printStableHlo } from "../text/mlir/index.js";
-import { DiagnosticList, ParseError, XlaError, type SourceLocation } from "../types/errors.js";
+import { XlaError } from "../types/errors.js";
 import { CliError, reportError, type CliIo } from "./io.js";
-import { formatSdyDiagnostics, SdyParseError, SdyVerifyError } from "../text/mlir/diagnostics.js";
+import { SdyVerifyError } from "../text/mlir/diagnostics.js";
 import { verifySdy } from "../sdy/verify.js";
 import { appendAll } from "../types/arrays.js";
 import { loadSdyPasses } from "./sdy_pass_modules.js";
+import { formatDiagnostic, formatWarning } from "./diagnostics.js";
 
 interface OptFlags {
   readonly file: string;
@@ -79,24 +80,6 @@ export function splitInputFile(text: string): { text: string; lineOffset: number
     }
   }
   return chunks;
-}
-
-/** `FILE:LINE:COL: error: MESSAGE` (then the source line and a caret for parse errors), as MLIR reports. */
-export function formatDiagnostic(e: XlaError, file: string): string {
-  if (e instanceof DiagnosticList) return e.diagnostics.map((d) => formatDiagnostic(d, file)).join("\n");
-  // Shardy's parse failures and verifier findings: several diagnostics (errors and notes), each on its line.
-  if (e instanceof SdyParseError || e instanceof SdyVerifyError) return formatSdyDiagnostics(e.diagnostics, file);
-  if (e instanceof ParseError) {
-    return `${e.file}:${e.line}:${e.column}: error: ${e.reason}\n${e.sourceLine}\n${" ".repeat(Math.max(0, e.column - 1))}^`;
-  }
-  const at = e.location;
-  if (at !== undefined) return `${at.file}:${at.line}:${at.column}: error: ${e.message}`;
-  return `${file}: error: ${e.message}`;
-}
-
-/** `FILE:LINE:COL: warning: MESSAGE`, as MLIR reports a warning (FILE alone when the position is unknown). */
-export function formatWarning(message: string, location: SourceLocation | undefined, file: string): string {
-  return location !== undefined ? `${location.file}:${location.line}:${location.column}: warning: ${message}` : `${file}: warning: ${message}`;
 }
 
 /** Parses, verifies, runs the passes (verifying after each that changed the module) and prints one module. */

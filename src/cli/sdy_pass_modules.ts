@@ -1,8 +1,10 @@
 // The Shardy passes by the module that registers them, imported on demand: `xlats opt`
-// loads only the modules of the passes its flags name. Shardy's lit tests start one opt
-// process per case (about 640 of them), and importing every pass (src/sdy/passes/index.ts,
-// SDY_PASSES: 63 modules with the propagation engine and the sharding rules) cost each
-// process about as much as parsing, running and printing its case.
+// loads only the modules of the passes its flags name (and `xlats shardings` those of
+// --propagate and --reshards, which the playground's page then loads only when asked
+// for). Shardy's lit tests start one opt process per case (about 640 of them), and
+// importing every pass (src/sdy/passes/index.ts, SDY_PASSES: 63 modules with the
+// propagation engine and the sharding rules) cost each process about as much as parsing,
+// running and printing its case.
 //
 // SDY_PASSES stays the one table of the passes; this is its index by name.
 // test/cli/sdy_pass_modules.test.ts holds the two equal: the same passes, in the same

@@ -7,9 +7,15 @@
 // the value it makes, marked with what moves where.
 // Problems with the input are reported as `FILE:LINE:COL: error: MESSAGE`, as `xlats
 // opt` reports them.
+//
+// The two Shardy passes are imported when a flag asks for them (sdy_pass_modules.ts), not
+// with the pass registry: drawing alone needs none of the 60-odd modules of the passes,
+// and the playground, which draws in its page, loads them only when propagation is asked
+// for.
 
 import { runPass, type PassContext } from "../passes/pass.js";
-import { passFromFlag } from "./pass_registry.js";
+import { passFromFlagIn, passNameOfFlag } from "../passes/pass_options.js";
+import { loadSdyPasses } from "./sdy_pass_modules.js";
 import { isOp, type Computation, type HloModule } from "../ir/computation.js";
 import { OP_TABLE, type Opcode } from "../ir/opcodes.js";
 import { sourceLocation, type SourceLocation } from "../ir/locations.js";
@@ -29,7 +35,7 @@ import { parseStableHlo, shapeToMlir } from "../text/mlir/index.js";
 import { XlaError } from "../types/errors.js";
 import { detectFormat } from "./formats.js";
 import { CliError, type CliIo } from "./io.js";
-import { formatDiagnostic, formatWarning } from "./opt.js";
+import { formatDiagnostic, formatWarning } from "./diagnostics.js";
 import { appendAll } from "../types/arrays.js";
 
 export interface ShardingsOptions {
@@ -59,7 +65,13 @@ interface Selected {
   readonly value: FunctionValue;
 }
 
-function loadModule(options: ShardingsOptions, text: string, io: CliIo): HloModule {
+/** The pass flags --propagate and --reshards run, in order. */
+function shardyPassFlags(options: ShardingsOptions): readonly string[] {
+  if (options.reshards === true) return ["-sdy-propagation-pipeline", "-sdy-insert-explicit-reshards=enable-full-version=true"];
+  return options.propagate ? ["-sdy-propagation-pipeline"] : [];
+}
+
+async function loadModule(options: ShardingsOptions, text: string, io: CliIo): Promise<HloModule> {
   const { file } = options;
   if (detectFormat(text, file) === "hlo") {
     if (options.propagate || options.reshards === true) {
@@ -72,8 +84,9 @@ function loadModule(options: ShardingsOptions, text: string, io: CliIo): HloModu
   const problems = verifySdy(module);
   if (problems.length > 0) throw new SdyVerifyError(problems);
   const ctx: PassContext = { verify: true, log: () => {}, warn: (_pass, message, at) => io.err(formatWarning(message, at, file)) };
-  if (options.propagate || options.reshards === true) module = runPass(passFromFlag("-sdy-propagation-pipeline")!, module, ctx);
-  if (options.reshards === true) module = runPass(passFromFlag("-sdy-insert-explicit-reshards=enable-full-version=true")!, module, ctx);
+  const flags = shardyPassFlags(options);
+  const registrations = flags.length > 0 ? await loadSdyPasses(flags.map(passNameOfFlag)) : [];
+  for (const flag of flags) module = runPass(passFromFlagIn(registrations!, flag)!, module, ctx);
   return module;
 }
 
@@ -207,11 +220,11 @@ function textReport(drawn: readonly Drawn[], color: boolean): string[] {
   return lines;
 }
 
-export function shardingsCommand(options: ShardingsOptions, io: CliIo): number {
+export async function shardingsCommand(options: ShardingsOptions, io: CliIo): Promise<number> {
   const text = io.readFile(options.file);
   let drawn: Drawn[];
   try {
-    const module = loadModule(options, text, io);
+    const module = await loadModule(options, text, io);
     const funcs = selectFunctions(module, options);
     const meshes = meshTable(module);
     drawn = selectValues(funcs, options).map((s) => draw(s, meshes, options.file));

@@ -59,6 +59,10 @@ Usage:
               [--accumulation xla-cpu|stablehlo-reference] [--fold-constants]
       Run check-style test files (directories are searched for *.mlir). Prints
       PASS/FAIL/SKIP per case and a summary; exits with 1 if any case fails.
+      RUN lines of stablehlo-translate --interpret are honoured (--args, FileCheck
+      lines matched by value); a lit file whose RUN lines run another tool
+      (sdy_opt ... | FileCheck: an \`xlats opt\` test) is one SKIP saying what runs
+      it. Without RUN lines a case passes only if a check op ran.
       On a compiling backend each case's constants are passed as arguments, so
       that the backend's kernels compute what is checked; --fold-constants leaves
       them in the program, where the compiler folds them with the interpreter's

@@ -13,12 +13,12 @@
 
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { accessSync, constants, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { accessSync, constants, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium, type BrowserContext, type Page } from "playwright-core";
-import { build } from "vite";
+import { build, createLogger } from "vite";
 import { readNpz } from "../../src/index.js";
 import { startStaticServer, type StaticServer } from "../../tools/static_server.js";
 import type { Ink, ModuleRun, ParseFailure, StableHloRun } from "./page.js";
@@ -72,6 +72,8 @@ describe("browser (headless Chromium)", { skip: chromiumPath === undefined ? "XL
   let page: Page;
   let profile: string;
   let playgroundDir: string;
+  /** What Vite warned of while building the playground (printed as well). */
+  const buildWarnings: string[] = [];
   const problems: string[] = [];
 
   /** Calls one of page.ts's checks in the test page. */
@@ -84,7 +86,16 @@ describe("browser (headless Chromium)", { skip: chromiumPath === undefined ? "XL
 
   before(async () => {
     playgroundDir = mkdtempSync(join(tmpdir(), "xlats-playground-"));
-    await build({ configFile: join(root, "playground/vite.config.js"), configLoader: "native", logLevel: "warn", build: { outDir: playgroundDir, emptyOutDir: true } });
+    const logger = createLogger("warn");
+    const warn = logger.warn.bind(logger);
+    logger.warn = (message, options) => {
+      buildWarnings.push(message);
+      warn(message, options);
+    };
+    await build({
+      configFile: join(root, "playground/vite.config.js"), configLoader: "native", logLevel: "warn", customLogger: logger,
+      build: { outDir: playgroundDir, emptyOutDir: true },
+    });
     server = await startStaticServer({
       mounts: { "/dist/": join(root, "dist"), "/page/": join(root, "test/browser"), "/playground/": playgroundDir },
       index: "/page/page.html",
@@ -186,6 +197,20 @@ describe("browser (headless Chromium)", { skip: chromiumPath === undefined ? "XL
       pg.on("console", (m) => { if (m.type() === "error") problems.push(`playground console: ${m.text()}`); });
       await pg.goto(`${server.url}playground/`);
       await pg.waitForFunction("document.body.dataset.ready === 'true'", undefined, { timeout: 30_000 });
+    });
+
+    test("the build makes every dynamic import a chunk of its own; the page's first load leaves out the Shardy passes", () => {
+      // An import() of a module that is also imported statically stays in its importer's chunk (and Vite warns).
+      assert.deepEqual(buildWarnings.filter((w) => w.includes("INEFFECTIVE_DYNAMIC_IMPORT")), []);
+      // The page's entry and the chunks it preloads: none holds the propagation pipeline's registration, which a chunk loaded on demand does.
+      const html = readFileSync(join(playgroundDir, "index.html"), "utf8");
+      const firstLoad = [...html.matchAll(/(?:src|href)="\.\/(assets\/[^"]+\.js)"/g)].map((m) => m[1]!);
+      assert.ok(firstLoad.some((f) => /\/index-/.test(f)), html);
+      const pipeline = "import passes, user-priority propagation and the export passes";
+      for (const file of firstLoad) assert.ok(!readFileSync(join(playgroundDir, file), "utf8").includes(pipeline), `${file} holds the Shardy pipeline`);
+      // The workers' bundles hold every pass (the package's entry): a chunk of the page's must.
+      const assets = readdirSync(join(playgroundDir, "assets")).filter((f) => f.endsWith(".js") && !f.includes("worker"));
+      assert.ok(assets.some((f) => readFileSync(join(playgroundDir, "assets", f), "utf8").includes(pipeline)), "no chunk holds the Shardy pipeline");
     });
 
     test("a pasted program is verified, run on four Web Worker devices (wasm), and its results drawn", async () => {

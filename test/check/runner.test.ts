@@ -92,8 +92,67 @@ func.func @one() {
   assert.equal(results[2]!.status, "fail");
   assert.equal(results[2]!.phase, "parse");
   assert.match(results[2]!.message!, /^t\.mlir:16:3: .*unknown operation 'stablehlo.nonsense'/);
-  assert.equal(results[3]!.status, "pass");
+  // A file without RUN lines tests what its check ops check: a case that ran none is no pass.
+  assert.deepEqual(results[3], { name: "t.mlir:3", status: "skip", message: "it ran but checked nothing: no check op ran, and no RUN line checks what it prints" });
   assert.equal(results[0]!.status, "pass");
+});
+
+const CHECKED_ADD = `func.func @main() {
+  %0 = stablehlo.constant dense<[1, 2]> : tensor<2xi32>
+  %1 = stablehlo.add %0, %0 : tensor<2xi32>
+  check.expect_eq_const %1, dense<[2, 4]> : tensor<2xi32>
+  func.return
+}
+`;
+
+test("runner: a lit test of another tool is one skip that says what it is and what runs it", () => {
+  const propagation = `// RUN: sdy_opt %s -sdy-basic-propagate 2>&1 | FileCheck %s
+
+sdy.mesh @mesh = <["a"=2]>
+
+// CHECK-LABEL: func @main
+func.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {
+  return %arg0 : tensor<8xf32>
+}
+`;
+  assert.deepEqual(runCheckText(propagation, "prop.mlir"), [{
+    name: "prop.mlir", status: "skip",
+    message: "an `xlats opt` lit test (RUN: sdy_opt ... | FileCheck): run it with a lit harness, `xlats opt` as sdy_opt (../shared/tools/sdy-harness.mjs)",
+  }]);
+  assert.deepEqual(runCheckText(propagation.replace(/\n/g, "\r\n"), "crlf.mlir").map((r) => r.status), ["skip"]);
+  // A function without arguments and checks would otherwise "pass": it is not run at all.
+  const diagnostics = `// RUN: sdy_opt %s -split-input-file -verify-diagnostics\n\n${CHECKED_ADD.replace("[2, 4]", "[2, 5]")}`;
+  const [verify] = runCheckText(diagnostics, "diag.mlir");
+  assert.equal(verify!.status, "skip");
+  assert.match(verify!.message!, /^an `xlats opt` lit test \(RUN: sdy_opt \.\.\. -verify-diagnostics\): /);
+  const executable = `// RUN: %S/run_sdy_interpreter_test.sh %s %t --enable_halo_exchange=true\n\n//--- part2.mlir\n\n${CHECKED_ADD}`;
+  const [wrapped] = runCheckText(executable, "exec.mlir");
+  assert.equal(wrapped!.status, "skip");
+  assert.match(wrapped!.message!, /^a Shardy executable test \(RUN: run_sdy_interpreter_test\.sh \.\.\.\): .*sdy-harness\.mjs, `xlats opt` as sdy_opt and `xlats test` as --interp$/);
+  const other = runCheckText(`// RUN: not some-tool %s 2>&1 | FileCheck %s\n${CHECKED_ADD}`, "other.mlir");
+  assert.deepEqual(other.map((r) => [r.status, r.message]), [["skip", "a lit test of some-tool (RUN: some-tool ... | FileCheck): xlats test runs only stablehlo-translate --interpret RUN lines"]]);
+});
+
+test("runner: mixed RUN lines: a line making the interpreted file is run by reading the file; another tool's checks are one skip", () => {
+  const prepared = `// RUN: stablehlo-opt --chlo-legalize-to-stablehlo --split-input-file %s > %t.mlir
+// RUN: stablehlo-translate --interpret --split-input-file %t.mlir
+${CHECKED_ADD}`;
+  assert.deepEqual(runCheckText(prepared, "prep.mlir"), [{ name: "prep.mlir:main", status: "pass" }]);
+  const alsoOpt = `// RUN: stablehlo-translate --interpret %s
+// RUN: sdy_opt %s -sdy-basic-propagate | FileCheck %s --check-prefix=OPT
+// RUN: stablehlo-opt %s -canonicalize | FileCheck %s --check-prefix=CANON
+${CHECKED_ADD}`;
+  const results = runCheckText(alsoOpt, "mixed.mlir");
+  assert.deepEqual(results.map((r) => [r.name, r.status]), [["mixed.mlir", "skip"], ["mixed.mlir:main", "pass"]]);
+  assert.match(results[0]!.message!, /^RUN lines 2, 3 not run here: an `xlats opt` lit test \(RUN: sdy_opt \.\.\. \| FileCheck\): /);
+  // Under an interpret RUN line a case that runs cleanly passes, as lit has it (it checks the exit code).
+  const unchecked = `// RUN: stablehlo-translate --interpret %s\nfunc.func @main() {\n  func.return\n}\n`;
+  assert.deepEqual(runCheckText(unchecked, "runs.mlir"), [{ name: "runs.mlir:main", status: "pass" }]);
+});
+
+test("runner: a file without a function to run is a skip, not nothing", () => {
+  assert.deepEqual(runCheckText(`sdy.mesh @mesh = <["a"=2]>\n`, "mesh.mlir"),
+    [{ name: "mesh.mlir", status: "skip", message: "no func.func to run (a check-style test file is StableHLO text)" }]);
 });
 
 test("runner: check ops written as custom calls (StableHLO's generated tests)", () => {

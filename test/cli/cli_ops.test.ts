@@ -108,3 +108,37 @@ test("test: PASS/FAIL lines, summary, exit code; directories are searched for *.
   assert.match(parseLines[2]!, /^ {4} +\^$/);
   assert.equal(parseLines.at(-1), "0 passed, 1 failed, 0 skipped");
 });
+
+test("test: another tool's lit file is one SKIP saying how to run it; skips alone exit 0", () => {
+  const checked = `func.func @adds() {
+  %0 = stablehlo.constant dense<[1, 2]> : tensor<2xi32>
+  check.expect_eq_const %0, dense<[1, 2]> : tensor<2xi32>
+  func.return
+}
+`;
+  // As Shardy's lit tests are: a function taking arguments (which would fail for want of
+  // them if it ran) and one without (which would pass, checking nothing).
+  const lit = `// RUN: sdy_opt %s -sdy-basic-propagate | FileCheck %s
+
+sdy.mesh @mesh = <["a"=2]>
+
+// CHECK-LABEL: func @takes
+func.func @takes(%arg0: tensor<8xf32>) -> tensor<8xf32> {
+  return %arg0 : tensor<8xf32>
+}
+
+// CHECK-LABEL: func @none
+func.func @none() {
+  return
+}
+`;
+  const dir = tempFiles({ "a.mlir": checked, "lit/prop.mlir": lit });
+  const both = xlats("test", dir);
+  assert.equal(both.code, 0, both.stdout + both.stderr);
+  assert.equal(both.stdout, `PASS ${join(dir, "a.mlir")}:adds\n` +
+    `SKIP ${join(dir, "lit", "prop.mlir")}: an \`xlats opt\` lit test (RUN: sdy_opt ... | FileCheck): run it with a lit harness, \`xlats opt\` as sdy_opt (../shared/tools/sdy-harness.mjs)\n` +
+    "1 passed, 0 failed, 1 skipped\n");
+  const alone = xlats("test", join(dir, "lit"));
+  assert.equal(alone.code, 0, alone.stdout + alone.stderr);
+  assert.equal(alone.stdout.trimEnd().split("\n").at(-1), "0 passed, 0 failed, 1 skipped");
+});
