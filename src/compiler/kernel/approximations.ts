@@ -72,6 +72,14 @@ export interface FloatOps {
    * vector form); undefined where there is no such instruction (emitters then multiply).
    */
   readonly ldexp?: () => void;
+  /**
+   * The float on the stack, taken as computed: where the target's compiler may rewrite
+   * float algebra that IEEE arithmetic does not allow ((a + b) - b → a: GPU shader
+   * compilers, webgpu/wgsl_values.ts xk_keep), an operation it cannot see through;
+   * undefined where the compiler keeps IEEE semantics (WebAssembly, C). The emitters call
+   * it on every rounding they rely on (keepRounding).
+   */
+  readonly keep?: () => void;
   /** A new local holding a float, an integer or a mask; local.get, local.set and local.tee. */
   local(kind: "float" | "int" | "mask"): number;
   get(l: number): void; set(l: number): void; tee(l: number): void;
@@ -82,6 +90,11 @@ function mulAdd(o: FloatOps, pushB: () => void, pushC: () => void): void {
   pushB();
   if (o.madd !== undefined) { pushC(); o.madd(); return; }
   o.mul(); pushC(); o.add();
+}
+
+/** Marks the float on the stack as a rounding the emitter relies on (FloatOps' keep). */
+function keepRounding(o: FloatOps): void {
+  o.keep?.();
 }
 
 /** Horner: leaves c[0] + x(c[1] + x(c[2] + ...)) on the stack. */
@@ -132,7 +145,7 @@ export function emitExp(o: FloatOps, x: number): void {
   const e = o.local("float");
   const magic = roundMagic(126);
   o.get(x); o.fconst(-104); o.pmax(); o.fconst(89); o.pmin(); o.tee(xc);
-  mulAdd(o, () => o.fconst(LOG2E), () => o.fconst(magic)); o.tee(z);
+  mulAdd(o, () => o.fconst(LOG2E), () => o.fconst(magic)); keepRounding(o); o.tee(z);
   o.fconst(magic); o.sub(); o.set(n);
   reduceByLn2(o, xc, n); o.set(t);
   // e = 2^(n-1), or 2^(n+64) below 0: m = 65 in the exponent field where x < 0.
@@ -160,7 +173,7 @@ export function emitExpNonPositive(o: FloatOps, x: number): void {
   const t = o.local("float");
   const magic = roundMagic(191);
   o.get(x); o.fconst(-104); o.pmax(); o.tee(xc);
-  mulAdd(o, () => o.fconst(LOG2E), () => o.fconst(magic)); o.tee(z);
+  mulAdd(o, () => o.fconst(LOG2E), () => o.fconst(magic)); keepRounding(o); o.tee(z);
   o.fconst(magic); o.sub(); o.set(n);
   reduceByLn2(o, xc, n); o.set(t);
   horner(o, t, EXP_P); mulAdd(o, () => o.get(t), () => o.fconst(1));
@@ -219,7 +232,7 @@ export function emitLog(o: FloatOps, x: number): void {
 export function emitLog1p(o: FloatOps, x: number): void {
   const u = o.local("float");
   const lu = o.local("float");
-  o.get(x); o.fconst(1); o.add(); o.set(u);
+  o.get(x); o.fconst(1); o.add(); keepRounding(o); o.set(u);
   emitLog(o, u); o.set(lu);
   // log(u) · x / (u - 1): the rounding of 1 + x cancels. u = 1 → x; u = inf → inf.
   const c = o.local("float");
@@ -262,7 +275,7 @@ export function emitTanh(o: FloatOps, x: number): void {
   const u = o.local("float");
   const magic = roundMagic(127);
   o.get(x); o.abs(); o.fconst(9.1); o.pmin(); o.tee(a);
-  o.fconst(-2 * LOG2E); o.mul(); o.fconst(magic); o.add(); o.tee(z);
+  o.fconst(-2 * LOG2E); o.mul(); o.fconst(magic); o.add(); keepRounding(o); o.tee(z);
   // v = a + n ln2/2 in one step: n ≥ -27, and the error it leaves is ≤ 0.5 ulp of tanh.
   o.fconst(magic); o.sub(); o.fconst(Math.LN2 / 2); o.mul(); o.get(a); o.add(); o.set(v);
   o.get(z); o.bits(); o.ishl(23); o.fromBits(); o.set(s);
@@ -292,7 +305,7 @@ export function emitLogistic(o: FloatOps, x: number): void {
   const e = o.local("float");
   const magic = roundMagic(191);
   o.get(x); o.abs(); o.fconst(104); o.pmin(); o.tee(a);
-  o.fconst(-LOG2E); o.mul(); o.fconst(magic); o.add(); o.tee(z);
+  o.fconst(-LOG2E); o.mul(); o.fconst(magic); o.add(); keepRounding(o); o.tee(z);
   o.fconst(magic); o.sub(); o.set(n);
   o.get(a); o.get(n); o.fconst(LN2_HI); o.mul(); o.add();
   o.get(n); o.fconst(LN2_LO); o.mul(); o.add(); o.set(t);

@@ -489,9 +489,10 @@ export function powerF32(b: F32Builder, base: PartsF32, exponent: PartsF32): Par
   const [wr, wi] = w;
   const wReal = b.isZero(wi);
   // w·arg z below f32's normal range (a GPU may flush it) is still not zero: ∞ cis of it
-  // is ∞ + i∞, as in the interpreter's double; 2^-126 of its sign stands for it.
+  // is ∞ + i∞, as in the interpreter's double; 2^-126 of its sign stands for it, whether
+  // the GPU flushed the product or not (exp takes a subnormal phase for zero: zeroLike).
   const phase = b.mul(wr, li);
-  const lostPhase = b.and(b.isZero(phase), b.not(b.or(b.isZero(wr), b.isZero(li))));
+  const lostPhase = b.and(zeroLike(b, phase), b.not(b.or(b.isZero(wr), b.isZero(li))));
   const realPhase = b.select(lostPhase, b.fromBits(b.int("or", "u32", b.bits(b.f(2 ** -126)), b.int("and", "u32", b.int("xor", "u32", b.bits(wr), b.bits(li)), b.u(0x80000000)))), phase);
   const p = b.pair(wReal, [b.mul(wr, lr), realPhase], [b.sub(b.mul(wr, lr), b.mul(wi, li)), b.add(b.mul(wr, li), b.mul(wi, lr))]);
   const general = expF32(b, p);

@@ -11,7 +11,7 @@
 // added pairwise (the tree's order is fixed by the workgroup size).
 
 import type { Declined } from "../kernel/declined.js";
-import { spreadDispatch, type GpuLimits, type TileOperand } from "./gemm_tiles_wgsl.js";
+import { positiveZeroStatement, spreadDispatch, type GpuLimits, type TileOperand } from "./gemm_tiles_wgsl.js";
 
 /** The most rows of A the skinny kernel takes (its partial sums: rows x 4 per invocation in workgroup memory). */
 export const SKINNY_MAX_ROWS = 4;
@@ -133,6 +133,7 @@ export function renderSkinny(p: SkinnyProduct, layout: SkinnyLayout, limits: Gpu
     lines.push("    }");
   }
   lines.push("  }");
+  for (let r = 0; r < R; r++) lines.push(`  ${positiveZeroStatement(`acc_${r}`, accType)}`);
   // partial[slot][invocation]: the invocation's position is slice * sliceStride + column * colStride.
   const me = `slice * ${u(sliceStride)} + ${along === "columns" ? "lid.x" : "lid.y"} * ${u(colStride)}`;
   lines.push(`  let me = ${me};`);

@@ -619,6 +619,19 @@ const ARITHMETIC: Record<Accumulator, Arithmetic> = {
   i32: { scalar: "i32", vector: "vec4<i32>", zero: "0i", madd: (a, b, acc) => `${acc} + ${a} * ${b}` },
 };
 
+/**
+ * The statement that turns an f32 accumulator (`type` f32 or vec4<f32>) holding -0 into +0,
+ * on bits. A sum of products begun at +0 is never -0 (x + -x and +0 + -0 are +0 when
+ * rounding to nearest), as the interpreter's is not; but a shader compiler may fold the
+ * first step, fma(a, b, 0), into a·b, which is -0 where a·b is (Mesa's NIR does, once it
+ * has unrolled a short loop over k: a column of an f8 product came out -0 on lavapipe).
+ */
+export function positiveZeroStatement(acc: string, type: "f32" | "vec4<f32>"): string {
+  return type === "f32"
+    ? `${acc} = select(${acc}, 0.0, bitcast<u32>(${acc}) == 0x80000000u);`
+    : `${acc} = select(${acc}, vec4<f32>(0.0), bitcast<vec4<u32>>(${acc}) == vec4<u32>(0x80000000u));`;
+}
+
 /** The k loop of a tile staged in workgroup memory: each BK-deep slice of A and B loaded by the workgroup, then multiplied from there. */
 function stagedLoop(p: TiledProduct, tile: GemmTile, arith: Arithmetic, rowEnd: string, k: { readonly low?: string; readonly end: string }, vectorA: boolean, vectorB: boolean): string[] {
   const BM = tileRows(tile), BN = tileCols(tile), BK = tile.depth;
@@ -748,6 +761,7 @@ export function renderTiledProduct(p: TiledProduct, tile: GemmTile, limits: GpuL
   const k = s !== undefined ? { low: "kBegin", end: "kEnd" } : { end: u(p.depth) };
   for (let i = 0; i < RM; i++) for (let v = 0; v < NV; v++) lines.push(`  var ${acc(i, v)} = ${arith.vector}(${arith.zero});`);
   appendAll(lines, staged ? stagedLoop(p, tile, arith, rowEnd, k, vectorA, vectorB) : registerLoop(p, tile, arith, vectorA, vectorB));
+  if (arith.scalar === "f32") for (let i = 0; i < RM; i++) for (let v = 0; v < NV; v++) lines.push(`  ${positiveZeroStatement(acc(i, v), "vec4<f32>")}`);
   for (let i = 0; i < RM; i++) {
     lines.push(`  let row_${i} = row0 + lid.y * ${u(RM)} + ${u(i)};`);
     lines.push(`  if (row_${i} < ${rowEnd}) {`);

@@ -50,10 +50,27 @@ export function matrixWorkgroupSize(n: number, limits: GpuLimits): number {
 /** Word k of a per-matrix kernel's parameters, after its `buffers` offsets and the zero. */
 export const parameterWord = (buffers: number, k: number): string => `args[${buffers + 1 + k}]`;
 
+/** A workgroup atomic a kernel's functions declare: its name, and its length where it is an array. */
+const WORKGROUP_ATOMIC = /var<workgroup> (\w+): (?:atomic<u32>|array<atomic<u32>, (\d+)>);/g;
+
+/**
+ * Statements that set every workgroup atomic `functions` declare to 0, then a barrier.
+ * The kernels' atomicMax and atomicOr start from 0 and clear what they used for the next
+ * round, but workgroup memory starts as whatever the adapter left there: Dawn's
+ * zero-initialization is off in Node (node_gpu.ts), and lavapipe gives a workgroup the
+ * last one's values (the second matrix of a batch took the first's pivot row).
+ */
+function zeroWorkgroupAtomics(functions: readonly string[]): string[] {
+  const stores = [...functions.join("\n").matchAll(WORKGROUP_ATOMIC)].flatMap(([, name, length]) =>
+    length === undefined ? [`atomicStore(&${name}, 0u);`] : Array.from({ length: Number(length) }, (_, i) => `atomicStore(&${name}[${i}], 0u);`));
+  return stores.length === 0 ? [] : [`  if (lid.x == 0u) { ${stores.join(" ")} }`, "  workgroupBarrier();"];
+}
+
 /**
  * A kernel with a workgroup of `size` per matrix of a batch of `batch`: its body sees the
- * matrix `b` and the invocation `lid.x`. The batch count is in the source, as the
- * dispatch is a kernel's (programs that dispatch alike share the pipeline).
+ * matrix `b` and the invocation `lid.x`, and the workgroup atomics of `functions` at 0.
+ * The batch count is in the source, as the dispatch is a kernel's (programs that dispatch
+ * alike share the pipeline).
  */
 export function perMatrixKernel(buffers: number, size: number, batch: number, functions: readonly string[], body: readonly string[], what: string, maxPerDimension: number): WgslKernel {
   const workgroups = grid(batch, maxPerDimension);
@@ -64,6 +81,7 @@ export function perMatrixKernel(buffers: number, size: number, batch: number, fu
     `  let b = wid.x + wid.y * ${u(workgroups[0])};`,
     // Uniform across the workgroup, as the sizes are (words of read-only memory): the barriers below stay in uniform control flow.
     `  if (b >= ${u(batch)}) { return; }`,
+    ...zeroWorkgroupAtomics(functions),
     ...body,
     "}",
   ].join("\n");

@@ -36,7 +36,8 @@ export function prepareDawnEnvironment(): void {
 /**
  * Dawn's zero-initialization of workgroup memory, off: every kernel of the backend writes
  * its workgroup variables before reading them (the subgroup reductions' leader bits are
- * cleared explicitly, wgsl_kernel.ts), so it would only cost time, and on SwiftShader a
+ * cleared explicitly, wgsl_kernel.ts, and the per-matrix kernels' atomics,
+ * matrix_kernel_wgsl.ts zeroWorkgroupAtomics), so it would only cost time, and on SwiftShader a
  * great deal: it compiles as a store per element, 16 CPU-s for the 32 KB line of an
  * FFT of 4096 (41 ms without), seconds for a GEMM's tiles (2026-11-30). A browser's
  * pages cannot turn it off: there the same kernels run with it, and

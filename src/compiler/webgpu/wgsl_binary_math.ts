@@ -64,18 +64,19 @@ const INF = c(Infinity);
 
 /** Double-f32 arithmetic (hi in x, lo in y), once per kernel that calls pow or atan2. */
 const DOUBLE_F32 = String.raw`// a + b = s + e exactly (Knuth), and for |a| ≥ |b| (Dekker).
+// The roundings go through xk_keep, which the compiler cannot fold algebra across.
 fn xk_two_sum(a: f32, b: f32) -> vec2<f32> {
-  let s = a + b;
-  let bb = s - a;
+  let s = xk_keep(a + b);
+  let bb = xk_keep(s - a);
   return vec2<f32>(s, (a - (s - bb)) + (b - bb));
 }
 fn xk_fast_two_sum(a: f32, b: f32) -> vec2<f32> {
-  let s = a + b;
-  return vec2<f32>(s, b - (s - a));
+  let s = xk_keep(a + b);
+  return vec2<f32>(s, b - xk_keep(s - a));
 }
 // a·b = p + e exactly (Dekker): 12-bit halves cut on bits, whose products are exact.
 fn xk_two_prod(a: f32, b: f32) -> vec2<f32> {
-  let p = a * b;
+  let p = xk_keep(a * b);
   let ah = bitcast<f32>(bitcast<u32>(a) & 0xfffff000u);
   let al = a - ah;
   let bh = bitcast<f32>(bitcast<u32>(b) & 0xfffff000u);

@@ -14,7 +14,9 @@
 // constant expressions may hold no infinity or NaN; and shader compilers fold algebra
 // on constants that IEEE arithmetic does not allow: SwiftShader turns exp's
 // round-to-integer step, (x·log2e + 1.5·2^23) - 1.5·2^23, into x·log2e, which makes
-// exp(-1) 0.5. On a value it cannot see, it keeps the operations as written.
+// exp(-1) 0.5. Mesa's NIR (lavapipe, and the Linux drivers of AMD and Intel GPUs) folds
+// the same algebra on values it cannot see too, so the approximations mark the roundings
+// they rely on (FloatOps' keep: xk_keep, wgsl_values.ts).
 
 import { APPROXIMATIONS, type ApproximationName, type FloatOps } from "../kernel/approximations.js";
 import { ExpressionFloatOps, type ExpressionSyntax, type ValueKind } from "../kernel/expression_float_ops.js";
@@ -60,6 +62,7 @@ class WgslFloatOps extends ExpressionFloatOps implements FloatOps {
   // WGSL's round is to nearest, ties to even: f32.nearest.
   nearest(): void { this.op1("float", (a) => `round(${a})`); }
   sqrt(): void { this.op1("float", (a) => `sqrt(${a})`); }
+  keep(): void { this.op1("float", (a) => `xk_keep(${a})`); }
   // b > a ? b : a and b < a ? b : a, the variable first: a NaN in it passes.
   pmax(): void { this.op2("float", (a, b) => { const x = this.named(a); return `select(${x}, ${b}, ${x} < ${b})`; }); }
   pmin(): void { this.op2("float", (a, b) => { const x = this.named(a); return `select(${x}, ${b}, ${b} < ${x})`; }); }

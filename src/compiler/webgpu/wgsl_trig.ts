@@ -99,12 +99,12 @@ function trigHelpers(): string {
     `  let fh = f32(hi >> 8u) * xk_pow2(k + 8);`,
     `  let fl = (f32(hi & 0xffu) + f32(lo) * ${c(2 ** -32)}) * xk_pow2(k);`,
     // fh·π/2 exactly as prod + err (Dekker), then the small terms.
-    `  let prod = fh * ${c(PI_2_HI)};`,
+    `  let prod = xk_keep(fh * ${c(PI_2_HI)});`,
     `  let fh1 = bitcast<f32>(bitcast<u32>(fh) & 0xfffff000u);`,
     `  let fh2 = fh - fh1;`,
     `  let err = ((fh1 * ${c(PI_2_HI_TOP)} - prod) + fh1 * ${c(PI_2_HI_REST)} + fh2 * ${c(PI_2_HI_TOP)}) + fh2 * ${c(PI_2_HI_REST)};`,
     `  let tail = err + (fh * ${c(PI_2_LO)} + fl * ${c(PI_2_HI)});`,
-    `  let rh = prod + tail;`,
+    `  let rh = xk_keep(prod + tail);`,
     `  let rl = tail - (rh - prod);`,
     `  if (negative) { return XkReduced(-rh, -rl, q & 3u); }`,
     `  return XkReduced(rh, rl, q & 3u);`,
@@ -118,7 +118,7 @@ function trigHelpers(): string {
     `fn xk_cos_poly(h: f32, l: f32) -> f32 {`,
     `  let z = h * h;`,
     `  let hz = ${c(0.5)} * z;`,
-    `  let w = ${c(1)} - hz;`,
+    `  let w = xk_keep(${c(1)} - hz);`,
     `  return w + (((${c(1)} - w) - hz) + (z * z * (${c(COS[0]!)} + z * (${c(COS[1]!)} + z * ${c(COS[2]!)})) - h * l));`,
     `}`,
     // NaN and ±infinity give NaN; the sign of x is applied last (sin and tan are odd).

@@ -540,6 +540,13 @@ fn xk_bf16_bits(x: f32, keep_nan_sign: bool) -> u32 {
  */
 export const WGSL_HELPERS = String.raw`var<private> xk_opaque: u32;
 fn xk_f(b: u32) -> f32 { return bitcast<f32>(b ^ xk_opaque); }
+// x as computed, behind the same zero: the shader compiler cannot see through it, so it
+// cannot fold float algebra across it that IEEE arithmetic does not allow, as GPU
+// compilers do on values known only at run time too (Mesa's NIR, lavapipe's and the Linux
+// GPU drivers', turns (x + 1.5·2^23) - 1.5·2^23 into x and s - (s - a) into a: WGSL's
+// SPIR-V marks no operation exact). Every rounding an algorithm relies on (the magic-number
+// round, the error-free sums and products of double-f32) goes through it.
+fn xk_keep(x: f32) -> f32 { return bitcast<f32>(bitcast<u32>(x) ^ xk_opaque); }
 fn xk_isnan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }
 // WGSL lets an implementation flush a subnormal operand of any float operation to zero
 // (SwiftShader does, compares included): XLA's maximum and minimum, and ceil, floor and

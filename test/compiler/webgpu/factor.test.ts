@@ -300,3 +300,25 @@ test("the plan (no GPU needed): f32 getrf, geqrf, orgqr and lu_pivots_to_permuta
   assert.deepEqual(kernels.map((s) => s.parameters), [[6, 5], [6, 5], [6, 5, 5], [5, 7], [4, 4], [4, 4, 4]]);
   assert.deepEqual(plan.steps.flatMap((s) => (s.kind === "host" ? [s.why] : [])), ["custom call lapack_dgeqrf_ffi (f64[3,3]) -> (f64[3,3], f64[3]): WGSL has no f64 (f64 and c128 LAPACK calls run on the host)"]);
 });
+
+test("the per-matrix kernels set their workgroup atomics to 0 before they use them (no GPU needed): workgroup memory starts as the last workgroup left it", () => {
+  // LU (xk_key, xk_row), the symmetric eigensolver (xk_all, xk_named, xk_rows, xk_rotated), QR's reflectors (xk_key).
+  const plan = planGpuProgram(parseStableHlo(`func.func @main(%a: tensor<2x5x5xf32>) -> (tensor<2x5x5xf32>, tensor<2x5xi32>, tensor<2xi32>, tensor<2x5x5xf32>, tensor<2x5xf32>, tensor<2xi32>, tensor<2x5x5xf32>, tensor<2x5xf32>) {
+  %0:3 = stablehlo.custom_call @lapack_sgetrf_ffi(%a) : (tensor<2x5x5xf32>) -> (tensor<2x5x5xf32>, tensor<2x5xi32>, tensor<2xi32>)
+  %1:3 = stablehlo.custom_call @cusolver_syevd_ffi(%a) {mhlo.backend_config = {algorithm = 1 : ui8, lower = false}} : (tensor<2x5x5xf32>) -> (tensor<2x5x5xf32>, tensor<2x5xf32>, tensor<2xi32>)
+  %2:2 = stablehlo.custom_call @lapack_sgeqrf_ffi(%a) : (tensor<2x5x5xf32>) -> (tensor<2x5x5xf32>, tensor<2x5xf32>)
+  return %0#0, %0#1, %0#2, %1#0, %1#1, %1#2, %2#0, %2#1 : tensor<2x5x5xf32>, tensor<2x5xi32>, tensor<2xi32>, tensor<2x5x5xf32>, tensor<2x5xf32>, tensor<2xi32>, tensor<2x5x5xf32>, tensor<2x5xf32>
+}`), {});
+  let checked = 0;
+  for (const { source } of plan.kernels) {
+    for (const [, name, length] of source.matchAll(/var<workgroup> (\w+): (?:atomic<u32>|array<atomic<u32>, (\d+)>);/g)) {
+      for (const element of length === undefined ? [name!] : Array.from({ length: Number(length) }, (_, i) => `${name}[${i}]`)) {
+        const cleared = source.indexOf(`atomicStore(&${element}, 0u)`);
+        const used = Math.min(...["atomicMax", "atomicOr", "atomicAdd"].map((op) => source.indexOf(`${op}(&${name}`)).filter((i) => i >= 0));
+        assert.ok(cleared >= 0 && cleared < source.indexOf("fn main") + source.slice(source.indexOf("fn main")).indexOf("workgroupBarrier()") && cleared < used, `${element} is set to 0 first, before the body's first barrier`);
+        checked++;
+      }
+    }
+  }
+  assert.ok(checked >= 9, `${checked} workgroup atomics checked`);
+});
