@@ -25,7 +25,7 @@ import { tmpdir } from "node:os";
 import { join, relative, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { BACKEND_NAMES, type BackendName } from "../src/compiler/backends.js";
-import { availability, dealFiles, defaultRunFiles, rerunTests, skippedLine, testFiles, writeRerunEntry } from "./test_plan.js";
+import { availability, dealFiles, defaultRunFiles, LAVAPIPE_ICD, rerunTests, skippedLine, testFiles, WEBGPU_TESTS, writeAdapterEntry, writeRerunEntry } from "./test_plan.js";
 
 const TIMES = "tools/test_times.json";
 /** The expected seconds of a file the table does not know yet: most files take a few seconds. */
@@ -87,6 +87,22 @@ for (const name of BACKEND_NAMES.filter((n): n is BackendName => n !== "interpre
     write: (dir, rank) => {
       const entry = join(dir, `${rank}~rerun-${name}-${i + 1}-of-${shards.length}.mjs`);
       writeRerunEntry(name, shard, entry);
+      return entry;
+    },
+  }));
+}
+
+// The WebGPU backend's own tests again on lavapipe, where tools/install_lavapipe.sh put it.
+if (!existsSync(LAVAPIPE_ICD)) {
+  process.stdout.write(`test:webgpu on lavapipe skipped: no ${LAVAPIPE_ICD} (bash tools/install_lavapipe.sh installs it)\n`);
+} else {
+  const shards = dealFiles(testFiles([WEBGPU_TESTS]), RERUN_SHARDS);
+  process.stdout.write(`test:webgpu on lavapipe: ${WEBGPU_TESTS} in ${shards.length} processes\n`);
+  shards.forEach((shard, i) => jobs.push({
+    key: "lavapipe:webgpu", seconds: expected("lavapipe:webgpu") / shards.length,
+    write: (dir, rank) => {
+      const entry = join(dir, `${rank}~lavapipe-webgpu-${i + 1}-of-${shards.length}.mjs`);
+      writeAdapterEntry(LAVAPIPE_ICD, shard, entry);
       return entry;
     },
   }));

@@ -97,6 +97,31 @@ export async function availability(name: BackendName): Promise<true | string> {
   }
 }
 
+/**
+ * The WebGPU backend's own tests (test/compiler/webgpu/: its kernels, numerics, linear
+ * algebra, control flow) also run on a second software adapter where one is installed:
+ * Mesa's lavapipe (tools/install_lavapipe.sh), whose shader compiler folds float algebra
+ * on run-time values and whose workgroup memory keeps what the last workgroup left, as
+ * GPUs' do, where SwiftShader does neither. Its Vulkan driver file, or undefined.
+ */
+export const LAVAPIPE_ICD = ".cache/lavapipe/lvp_icd.json";
+export const WEBGPU_TESTS = "dist/test/compiler/webgpu";
+
+/**
+ * Writes at `path` the entry module of one shard of the WebGPU tests on the adapter of the
+ * Vulkan driver file `icd`: it points VK_ICD_FILENAMES at it (Dawn reads it when it starts,
+ * and the backend sets SwiftShader's only where it is unset) and imports the shard's files.
+ */
+export function writeAdapterEntry(icd: string, files: readonly string[], path: string): void {
+  writeFileSync(path, [
+    `import { test } from "node:test";`,
+    `process.env.VK_ICD_FILENAMES = ${JSON.stringify(resolve(icd))};`,
+    `for (const file of ${JSON.stringify(files.map((file) => pathToFileURL(file).href))}) {`,
+    `  try { await import(file); } catch (error) { test(\`\${file}: the test file loads\`, () => { throw error; }); }`,
+    `}`,
+  ].join("\n") + "\n");
+}
+
 /** The line a skipped rerun prints. */
 export const skippedLine = (name: BackendName, why: string): string => `test:${name} skipped: the ${name} backend is not available here (${why})\n`;
 
