@@ -25,7 +25,7 @@ import { tmpdir } from "node:os";
 import { join, relative, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { BACKEND_NAMES, type BackendName } from "../src/compiler/backends.js";
-import { availability, dealFiles, defaultRunFiles, LAVAPIPE_ICD, rerunTests, skippedLine, testFiles, WEBGPU_TESTS, writeAdapterEntry, writeRerunEntry } from "./test_plan.js";
+import { availability, dealFiles, defaultRunFiles, LAVAPIPE_ICD, lavapipeTestFiles, rerunTests, skippedLine, testFiles, writeAdapterEntry, writeRerunEntry } from "./test_plan.js";
 
 const TIMES = "tools/test_times.json";
 /** The expected seconds of a file the table does not know yet: most files take a few seconds. */
@@ -96,8 +96,9 @@ for (const name of BACKEND_NAMES.filter((n): n is BackendName => n !== "interpre
 if (!existsSync(LAVAPIPE_ICD)) {
   process.stdout.write(`test:webgpu on lavapipe skipped: no ${LAVAPIPE_ICD} (bash tools/install_lavapipe.sh installs it)\n`);
 } else {
-  const shards = dealFiles(testFiles([WEBGPU_TESTS]), RERUN_SHARDS);
-  process.stdout.write(`test:webgpu on lavapipe: ${WEBGPU_TESTS} in ${shards.length} processes\n`);
+  const files = lavapipeTestFiles();
+  const shards = dealFiles(files, RERUN_SHARDS);
+  process.stdout.write(`test:webgpu on lavapipe: ${files.length} files of test/compiler/webgpu/ in ${shards.length} processes\n`);
   shards.forEach((shard, i) => jobs.push({
     key: "lavapipe:webgpu", seconds: expected("lavapipe:webgpu") / shards.length,
     write: (dir, rank) => {
