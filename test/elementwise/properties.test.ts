@@ -8,7 +8,7 @@ import {
   xor, type XlaOp,
 } from "../../src/index.js";
 import { run } from "./helpers.js";
-import { compiled, runEach } from "../support/backend.js";
+import { compiled, runEach, testBackend } from "../support/backend.js";
 import { rng } from "../support/prng.js";
 import { ulpDistance } from "../support/ulp.js";
 import { elementCount } from "../../src/types/shape.js";
@@ -111,9 +111,10 @@ test("random broadcastInDim: output[idx] = operand[idx mapped through broadcast_
 test("random unary float ops on f32/f16/bf16 equal the double result rounded once to the type", () => {
   const r = rng(11);
   // The compiled backend computes f32 exp and log1p in f32 (as XLA's CPU backend does),
-  // within the bounds src/compiler/kernel/approximations.ts states: 2 and 3 ulps of the rounded result.
+  // within the bounds src/compiler/kernel/approximations.ts states: 2 and 3 ulps of the rounded result;
+  // the CPUs' sin is exact (reduced in f64), WebGPU's within 2 ulps (webgpu/wgsl_trig.ts: WGSL has no f64).
   const ops: [(x: XlaOp) => XlaOp, (x: number) => number, number][] = [
-    [exp, Math.exp, compiled ? 2 : 0], [sin, Math.sin, 0], [sqrt, Math.sqrt, 0], [log1p, Math.log1p, compiled ? 3 : 0],
+    [exp, Math.exp, compiled ? 2 : 0], [sin, Math.sin, testBackend === "webgpu" ? 2 : 0], [sqrt, Math.sqrt, 0], [log1p, Math.log1p, compiled ? 3 : 0],
   ];
   for (const t of ["f32", "f16", "bf16"] as const) {
     for (const [op, ref, f32Ulps] of ops) {

@@ -448,8 +448,11 @@ export class WgslValues extends TextValueEmitter {
     if (half !== undefined) return `${half.bits}(${inF32(t, () => this.binary(op, "f32", `${half.value}(${x})`, `${half.value}(${y})`))}, false)`;
     if (t === "f32") {
       switch (op) {
-        case "add": return `(${x} + ${y})`;
-        case "sub": return `(${x} - ${y})`;
+        // The first operand through xk_keep: a GPU compiler that folds algebra on run-time
+        // values (Mesa's: (x + y) - y into x, x - x into 0 whatever x) then cannot, and the
+        // program's sums round as XLA's do.
+        case "add": return `(xk_keep(${x}) + ${y})`;
+        case "sub": return `(xk_keep(${x}) - ${y})`;
         case "mul": return `(${x} * ${y})`;
         case "div": return `(${x} / ${y})`;
         case "max": return `xk_maxf(${x}, ${y})`;
@@ -545,7 +548,8 @@ fn xk_f(b: u32) -> f32 { return bitcast<f32>(b ^ xk_opaque); }
 // compilers do on values known only at run time too (Mesa's NIR, lavapipe's and the Linux
 // GPU drivers', turns (x + 1.5·2^23) - 1.5·2^23 into x and s - (s - a) into a: WGSL's
 // SPIR-V marks no operation exact). Every rounding an algorithm relies on (the magic-number
-// round, the error-free sums and products of double-f32) goes through it.
+// round, the error-free sums and products of double-f32) goes through it, and so does the
+// first operand of a program's own f32 additions and subtractions (binary below).
 fn xk_keep(x: f32) -> f32 { return bitcast<f32>(bitcast<u32>(x) ^ xk_opaque); }
 fn xk_isnan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }
 // WGSL lets an implementation flush a subnormal operand of any float operation to zero
