@@ -119,17 +119,11 @@ export function lavapipeTestFiles(): string[] {
 
 /**
  * Writes at `path` the entry module of one shard of the WebGPU tests on the adapter of the
- * Vulkan driver file `icd`: it points VK_ICD_FILENAMES at it (Dawn reads it when it starts,
- * and the backend sets SwiftShader's only where it is unset) and imports the shard's files.
+ * Vulkan driver file `icd`, as writeRerunEntry's: it points VK_ICD_FILENAMES at it (Dawn
+ * reads it when it starts, and the backend sets SwiftShader's only where it is unset).
  */
 export function writeAdapterEntry(icd: string, files: readonly string[], path: string): void {
-  writeFileSync(path, [
-    `import { test } from "node:test";`,
-    `process.env.VK_ICD_FILENAMES = ${JSON.stringify(resolve(icd))};`,
-    `for (const file of ${JSON.stringify(files.map((file) => pathToFileURL(file).href))}) {`,
-    `  try { await import(file); } catch (error) { test(\`\${file}: the test file loads\`, () => { throw error; }); }`,
-    `}`,
-  ].join("\n") + "\n");
+  writeShardEntry({ VK_ICD_FILENAMES: resolve(icd) }, files, path);
 }
 
 /** The line a skipped rerun prints. */
@@ -153,10 +147,15 @@ export function dealFiles(files: readonly string[], count: number): string[][] {
  * processes the tests start inherit it.
  */
 export function writeRerunEntry(name: BackendName, files: readonly string[], path: string): void {
+  writeShardEntry({ XLATS_TEST_BACKEND: name }, files, path);
+}
+
+/** An entry module at `path` that sets the environment variables `env`, then imports `files` in turn. */
+function writeShardEntry(env: Readonly<Record<string, string>>, files: readonly string[], path: string): void {
   // A file that throws while it loads fails as a test of its own, and the next files still run.
   writeFileSync(path, [
     `import { test } from "node:test";`,
-    `process.env.XLATS_TEST_BACKEND = ${JSON.stringify(name)};`,
+    ...Object.entries(env).map(([key, value]) => `process.env.${key} = ${JSON.stringify(value)};`),
     `for (const file of ${JSON.stringify(files.map((file) => pathToFileURL(file).href))}) {`,
     `  try { await import(file); } catch (error) { test(\`\${file}: the test file loads\`, () => { throw error; }); }`,
     `}`,
