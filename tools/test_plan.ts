@@ -102,7 +102,8 @@ export async function availability(name: BackendName): Promise<true | string> {
  * algebra, control flow) also run on a second software adapter where one is installed:
  * Mesa's lavapipe (tools/install_lavapipe.sh), whose shader compiler folds float algebra
  * on run-time values and whose workgroup memory keeps what the last workgroup left, as
- * GPUs' do, where SwiftShader does neither. Its Vulkan driver file, or undefined.
+ * GPUs' do, where SwiftShader does neither. Its Vulkan driver file, where the script
+ * puts it.
  */
 export const LAVAPIPE_ICD = ".cache/lavapipe/lvp_icd.json";
 

@@ -622,7 +622,7 @@ const ARITHMETIC: Record<Accumulator, Arithmetic> = {
 /**
  * The statement that turns an f32 accumulator (`type` f32 or vec4<f32>) holding -0 into +0,
  * on bits. A sum of products begun at +0 is never -0 (x + -x and +0 + -0 are +0 when
- * rounding to nearest), as the interpreter's is not; but a shader compiler may fold the
+ * rounding to nearest), and the interpreter's never is; but a shader compiler may fold the
  * first step, fma(a, b, 0), into a·b, which is -0 where a·b is (Mesa's NIR does, once it
  * has unrolled a short loop over k: a column of an f8 product came out -0 on lavapipe).
  */
