@@ -92,13 +92,13 @@ for (const name of BACKEND_NAMES.filter((n): n is BackendName => n !== "interpre
   }));
 }
 
-// The WebGPU backend's own tests again on lavapipe, where tools/install_lavapipe.sh put it.
+// The WebGPU backend's own tests again on lavapipe, where tools/install_lavapipe.sh put it, the kernels in a GPU's forms.
 if (!existsSync(LAVAPIPE_ICD)) {
   process.stdout.write(`test:webgpu on lavapipe skipped: no ${LAVAPIPE_ICD} (bash tools/install_lavapipe.sh installs it)\n`);
 } else {
   const files = lavapipeTestFiles();
   const shards = dealFiles(files, RERUN_SHARDS);
-  process.stdout.write(`test:webgpu on lavapipe: ${files.length} files of test/compiler/webgpu/ in ${shards.length} processes\n`);
+  process.stdout.write(`test:webgpu on lavapipe: ${files.length} files of test/compiler/webgpu/ in ${shards.length} processes, the kernels in a GPU's forms\n`);
   shards.forEach((shard, i) => jobs.push({
     key: "lavapipe:webgpu", seconds: expected("lavapipe:webgpu") / shards.length,
     write: (dir, rank) => {

@@ -102,8 +102,9 @@ export async function availability(name: BackendName): Promise<true | string> {
  * algebra, control flow) also run on a second software adapter where one is installed:
  * Mesa's lavapipe (tools/install_lavapipe.sh), whose shader compiler folds float algebra
  * on run-time values and whose workgroup memory keeps what the last workgroup left, as
- * GPUs' do, where SwiftShader does neither. Its Vulkan driver file, where the script
- * puts it.
+ * GPUs' do, where SwiftShader does neither. There the kernels take the forms a GPU gets
+ * (writeAdapterEntry), which no software adapter takes by itself. Its Vulkan driver file,
+ * where the script puts it.
  */
 export const LAVAPIPE_ICD = ".cache/lavapipe/lvp_icd.json";
 
@@ -121,10 +122,14 @@ export function lavapipeTestFiles(): string[] {
 /**
  * Writes at `path` the entry module of one shard of the WebGPU tests on the adapter of the
  * Vulkan driver file `icd`, as writeRerunEntry's: it points VK_ICD_FILENAMES at it (Dawn
- * reads it when it starts, and the backend sets SwiftShader's only where it is unset).
+ * reads it when it starts, and the backend sets SwiftShader's only where it is unset) and
+ * has the kernels take a GPU's forms (XLATS_WEBGPU_KERNEL_FORMS=gpu, codegen.ts
+ * softwareKernelForms: tiles staged in workgroup memory, a row a workgroup, subgroup
+ * operations), so that what a GPU runs is tested on a compiler that behaves as a GPU's,
+ * and SwiftShader's pass tests the software adapters' forms.
  */
 export function writeAdapterEntry(icd: string, files: readonly string[], path: string): void {
-  writeShardEntry({ VK_ICD_FILENAMES: resolve(icd) }, files, path);
+  writeShardEntry({ VK_ICD_FILENAMES: resolve(icd), XLATS_WEBGPU_KERNEL_FORMS: "gpu" }, files, path);
 }
 
 /** The line a skipped rerun prints. */

@@ -27,7 +27,7 @@ import { verifyModule } from "../../ir/verify.js";
 import type { CompilerBackend } from "../backend_contract.js";
 import type { CompileOptions } from "../index.js";
 import { gpuAvailable, gpuContext } from "./adapter.js";
-import { productStagingFor, rowInvocationsFor, webgpuCapabilities } from "./codegen.js";
+import { productStagingFor, rowInvocationsFor, softwareKernelForms, webgpuCapabilities } from "./codegen.js";
 import { dumpGpuProgram, WebGpuExecutable, type GpuArray } from "./executable.js";
 import { planGpuProgram, type GpuStep } from "./program.js";
 import { allSteps } from "../control_flow.js";
@@ -50,9 +50,10 @@ function subgroupsAllowed(): boolean {
 async function compileForGpu(module: HloModule, options: CompileOptions): Promise<WebGpuExecutable> {
   const started = performance.now();
   const gpu = await gpuContext();
+  const software = softwareKernelForms(gpu.software);
   const target = {
-    limits: gpu.limits, subgroups: gpu.subgroups && subgroupsAllowed(), rowInvocations: rowInvocationsFor(gpu.software),
-    productStaging: productStagingFor(gpu.software),
+    limits: gpu.limits, subgroups: gpu.subgroups && subgroupsAllowed(), rowInvocations: rowInvocationsFor(software),
+    productStaging: productStagingFor(software),
   };
   return WebGpuExecutable.load(planGpuProgram(module, options, target), gpu, started);
 }

@@ -149,6 +149,21 @@ export function rowBuffersAllowed(): boolean {
 export const SOFTWARE_INVOCATION_ROWS = 64;
 
 /**
+ * Whether the kernels take the forms chosen for a software adapter (rowInvocationsFor,
+ * productStagingFor): the adapter's own answer (`software`), unless
+ * XLATS_WEBGPU_KERNEL_FORMS says "gpu" or "software". The tests run every kernel in the
+ * GPU forms on lavapipe, a software adapter whose compiler and workgroup memory behave as
+ * GPUs' do (tools/test_plan.ts writeAdapterEntry), and in the software forms on
+ * SwiftShader. Read at each compile.
+ */
+export function softwareKernelForms(software: boolean): boolean {
+  const value = environmentVariable("XLATS_WEBGPU_KERNEL_FORMS");
+  if (value === undefined || value === "") return software;
+  if (value === "gpu" || value === "software") return value === "software";
+  throw new CompileError(`XLATS_WEBGPU_KERNEL_FORMS must be "gpu" or "software", not ${JSON.stringify(value)}`);
+}
+
+/**
  * Rows from which a row kernel runs a row an invocation on this adapter
  * (SOFTWARE_INVOCATION_ROWS on a software one, never on a GPU), unless
  * XLATS_WEBGPU_ROW_INVOCATIONS says otherwise (a positive integer, or "never"; to

@@ -14,7 +14,7 @@ import assert from "node:assert/strict";
 import { both, webgpuSkip } from "./gpu_available.js";
 import { compile } from "../../../src/compiler/index.js";
 import { gpuContext, releaseGpu } from "../../../src/compiler/webgpu/adapter.js";
-import { rowInvocationsFor, rowWorkgroupSize, SOFTWARE_INVOCATION_ROWS, wgslFusionKernel } from "../../../src/compiler/webgpu/codegen.js";
+import { rowInvocationsFor, rowWorkgroupSize, SOFTWARE_INVOCATION_ROWS, softwareKernelForms, wgslFusionKernel } from "../../../src/compiler/webgpu/codegen.js";
 import { DEFAULT_GPU_LIMITS } from "../../../src/compiler/webgpu/gemm_tiles_wgsl.js";
 import { evaluate } from "../../../src/interpreter/evaluate.js";
 import {
@@ -394,6 +394,13 @@ test("from rowInvocations rows a row kernel runs a row an invocation (a software
   for (const bad of ["0", "-3", "2.5", "all"]) {
     withEnv({ XLATS_WEBGPU_ROW_INVOCATIONS: bad }, () => assert.throws(() => rowInvocationsFor(true), (e: unknown) => e instanceof CompileError && /XLATS_WEBGPU_ROW_INVOCATIONS must be a positive integer or "never"/.test((e as Error).message)));
   }
+  // Which adapter's forms the kernels take: the adapter's own, or what XLATS_WEBGPU_KERNEL_FORMS says.
+  for (const software of [true, false]) {
+    withEnv({ XLATS_WEBGPU_KERNEL_FORMS: undefined }, () => assert.equal(softwareKernelForms(software), software));
+    withEnv({ XLATS_WEBGPU_KERNEL_FORMS: "gpu" }, () => assert.equal(softwareKernelForms(software), false));
+    withEnv({ XLATS_WEBGPU_KERNEL_FORMS: "software" }, () => assert.equal(softwareKernelForms(software), true));
+  }
+  withEnv({ XLATS_WEBGPU_KERNEL_FORMS: "cpu" }, () => assert.throws(() => softwareKernelForms(true), (e: unknown) => e instanceof CompileError && /XLATS_WEBGPU_KERNEL_FORMS must be "gpu" or "software", not "cpu"/.test((e as Error).message)));
 });
 
 test("a row an invocation computes what the interpreter does, as a row per workgroup does: softmax, layer norm, a row sum", { skip }, async () => {
